@@ -1,0 +1,40 @@
+"""Run every notebook in `nbs/` as one pytest test, with nbdev's own cell-skipping rules.
+
+Cells flagged with a word from `tst_flags` in settings.ini (`#| slow`, `#| gpu`, `#| notest`) and `#| eval: false`
+cells are skipped, exactly as `nbdev_test` skips them. Force flagged cells with `NBDEV_TEST_FLAGS="slow" pytest tests/`;
+on a CUDA machine `gpu` cells run automatically."""
+import os
+from pathlib import Path
+
+import pytest
+from nbdev.config import get_config
+from nbdev.test import test_nb as run_nb  # aliased: pytest would collect a bare `test_nb`
+
+ROOT = Path(__file__).resolve().parents[1]
+CFG = get_config(path=ROOT)
+NBS_PATH = ROOT / CFG.get('nbs_path', 'nbs')
+SKIP_FLAGS = CFG.get('tst_flags', '').split()
+FORCE_FLAGS = os.environ.get('NBDEV_TEST_FLAGS', '').split()
+
+
+def _cuda_available() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+if _cuda_available(): FORCE_FLAGS.append('gpu')
+
+
+def _notebooks():
+    "nbdev's selection rule: skip names starting with `_` or `.`, and folders holding a `.notest` file."
+    for p in sorted(NBS_PATH.rglob('*.ipynb')):
+        rel = p.relative_to(NBS_PATH)
+        if any(part.startswith(('_', '.')) for part in rel.parts): continue
+        if (p.parent / '.notest').exists(): continue
+        yield p
+
+
+@pytest.mark.parametrize('nb', list(_notebooks()), ids=lambda p: str(p.relative_to(NBS_PATH)))
+def test_notebook(nb):
+    ok, secs = run_nb(nb, skip_flags=SKIP_FLAGS, force_flags=FORCE_FLAGS, basepath=ROOT)
+    assert ok, f'{nb.name} failed; the failing cell and its traceback are in the captured stderr above'

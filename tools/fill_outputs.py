@@ -1,0 +1,37 @@
+"""Run notebooks top to bottom and save their outputs, skipping the cells nbdev_test skips (tst_flags, `#| eval: false`).
+
+Outputs are what the rendered docs and README show, so keep the ones that teach. Warnings and progress bars written to
+stderr are dropped. Run `nbdev_clean` afterwards.
+
+    OMP_NUM_THREADS=1 python tools/fill_outputs.py nbs/02_generation.ipynb [more notebooks]
+"""
+import os, sys
+from pathlib import Path
+
+from execnb.nbio import read_nb, write_nb
+from execnb.shell import CaptureShell
+from nbdev.config import get_config
+from nbdev.process import extract_directives
+
+SKIP = set(get_config().tst_flags.split())
+
+
+def _skip(cell) -> bool:
+    if cell.cell_type != 'code': return True
+    d = extract_directives(cell, remove=False)
+    return bool(SKIP & d.keys()) or d.get('eval:', [''])[0].lower() == 'false' or 'nbdev_export(' in cell.source
+
+
+def fill(path: Path):
+    path = path.resolve()
+    os.chdir(path.parent)
+    CaptureShell().execute(path, path, exc_stop=True, preproc=_skip)
+    nb = read_nb(path)
+    for c in nb.cells:
+        if c.cell_type == 'code':
+            c.outputs = [o for o in c.get('outputs', []) if not (o.get('output_type') == 'stream' and o.get('name') == 'stderr')]
+    write_nb(nb, path)
+
+
+if __name__ == '__main__':
+    for f in [Path(a).resolve() for a in sys.argv[1:]]: fill(f); print('filled', f.name)
