@@ -47,6 +47,8 @@ class Rewards:
     "Rewards of `J` joint actions: the shared total, and the named components it was built from (for logging)."
     total: torch.Tensor  # [J] float32, the reward every agent receives for joint action j
     components: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> [J] float32
+    solved: Optional[torch.Tensor] = None  # [J] bool: the environment reports the task solved (multi-turn ends)
+    feedback: Optional[list] = None  # J objects for the environment's transition (e.g. failing tests), or None
 
     def __len__(self): return len(self.total)
 
@@ -88,6 +90,8 @@ def _as_vector(value, num: int, what: str) -> torch.Tensor:
                                            f"({len(bad)} of {num} values are NaN or infinite)")
     return t
 
+_RESERVED = ('reward', 'solved', 'feedback')
+
 def call_reward_func(reward_func: Callable, # follows the contract above
                      completions: Sequence[Sequence[str]], # n lists of J responses: completions[i][j]
                      prompts: Optional[Sequence[Sequence[Prompt]]] = None, # n lists of J prompts, passed if accepted
@@ -105,14 +109,17 @@ def call_reward_func(reward_func: Callable, # follows the contract above
     except Exception as e:
         raise RewardFunctionError(f"reward function {name} raised {type(e).__name__} while scoring {J} joint actions "
                                   f"of {n} agents: {e}") from e
-    if isinstance(out, Rewards): out = {'reward': out.total, **out.components}
-    if isinstance(out, Mapping):
-        if 'reward' not in out:
-            raise RewardFunctionError(f"reward function {name} returned a mapping without the key 'reward' "
-                                      f"(keys: {sorted(out)}): put the total under 'reward', components under other keys")
-        comps = {k: _as_vector(v, J, f"component {k!r} of {name}") for k, v in out.items() if k != 'reward'}
-        return Rewards(_as_vector(out['reward'], J, f"the reward from {name}"), comps)
-    return Rewards(_as_vector(out, J, f"the reward from {name}"))
+    if isinstance(out, Rewards): out = {'reward': out.total, **out.components, 'solved': out.solved, 'feedback': out.feedback}
+    if not isinstance(out, Mapping): return Rewards(_as_vector(out, J, f"the reward from {name}"))
+    if 'reward' not in out:
+        raise RewardFunctionError(f"reward function {name} returned a mapping without the key 'reward' "
+                                  f"(keys: {sorted(out)}): put the total under 'reward', components under other keys")
+    comps = {k: _as_vector(v, J, f"component {k!r} of {name}") for k, v in out.items() if k not in _RESERVED}
+    solved = None if out.get('solved') is None else _as_vector(out['solved'], J, f"'solved' from {name}").bool()
+    feedback = out.get('feedback')
+    if feedback is not None and len(feedback) != J:
+        raise RewardFunctionError(f"'feedback' from {name} has {len(feedback)} entries, expected one per joint action ({J})")
+    return Rewards(_as_vector(out['reward'], J, f"the reward from {name}"), comps, solved, None if feedback is None else list(feedback))
 
 # %% ../nbs/00_core.ipynb #1edbdef3
 @dataclass
