@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'token_loss', 'loss_denominator', 'aggregate_loss', 'scale_advantages', 'MAConfig', 'MATrainer']
 
-# %% ../nbs/04_trainer.ipynb #6f25db71
+# %% ../nbs/04_trainer.ipynb #a0917c05
 import copy, dataclasses, json, math, os, random, shutil, time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,7 @@ from .generation import completion_logprobs
 from .models import Agent, _peft, load_agents
 from .rollout import Rollout, rollout
 
-# %% ../nbs/04_trainer.ipynb #205dbed7
+# %% ../nbs/04_trainer.ipynb #9c3ca243
 LOSS_TYPES = ('seq_sum', 'token_mean', 'dr_grpo')
 
 def token_loss(logps: torch.Tensor, # [N, C] log π_θ(y_t | ·), with gradient
@@ -69,7 +69,7 @@ def aggregate_loss(loss: torch.Tensor, # [N, C] per-token loss
     "Sum the masked token losses into one number (see the table above)."
     return (loss * mask).sum() / loss_denominator(mask.shape[0], int(mask.sum()), loss_type, max_completion_length)
 
-# %% ../nbs/04_trainer.ipynb #e8a5d88e
+# %% ../nbs/04_trainer.ipynb #10a21297
 def scale_advantages(advantages: torch.Tensor, # [G, K] after the baseline
                      returns: torch.Tensor, # [G, K] the returns they came from
                      scale_rewards: str = 'none', # 'group', 'batch' or 'none'
@@ -81,7 +81,7 @@ def scale_advantages(advantages: torch.Tensor, # [G, K] after the baseline
     if scale_rewards == 'batch': return advantages / (returns.std(unbiased=False) + eps)
     raise ValueError(f"scale_rewards must be 'group', 'batch' or 'none', got {scale_rewards!r}")
 
-# %% ../nbs/04_trainer.ipynb #7b9a198e
+# %% ../nbs/04_trainer.ipynb #8bda3bf6
 _CHOICES = {'joint_mode': ('align', 'cross'), 'loss_type': LOSS_TYPES, 'scale_rewards': ('group', 'batch', 'none'),
             'lr_scheduler_type': ('linear', 'cosine', 'cosine_with_restarts', 'polynomial', 'constant',
                                   'constant_with_warmup', 'inverse_sqrt', 'reduce_lr_on_plateau', 'cosine_with_min_lr',
@@ -168,7 +168,7 @@ class MAConfig:
 
     def to_dict(self) -> dict: return dataclasses.asdict(self)
 
-# %% ../nbs/04_trainer.ipynb #e42354e4
+# %% ../nbs/04_trainer.ipynb #fb954e8c
 def _set_seed(seed: int):
     random.seed(seed); np.random.seed(seed); torch.manual_seed(seed)
 
@@ -195,7 +195,7 @@ class _Cursor:
         return out
     def state(self) -> dict: return {'epoch': self.epoch, 'pos': self.pos}
 
-# %% ../nbs/04_trainer.ipynb #66bc8d63
+# %% ../nbs/04_trainer.ipynb #d42d4ffd
 class MATrainer:
     "Shared loop of the critic-free multi-agent trainers. Subclasses define `advantages`."
     config_class = MAConfig
@@ -241,8 +241,12 @@ class MATrainer:
         self._setup_optimisers()
 
     # ---- pieces subclasses override
-    def advantages(self, returns: torch.Tensor, baseline: Optional[torch.Tensor] = None) -> torch.Tensor:
-        "[G, K] advantages from [G, K] returns (and the [G] greedy baseline for ReMax), before scaling."
+    def advantages(self, returns: torch.Tensor, # [G, K] returns of G advantage groups of K samples
+                   baseline: Optional[torch.Tensor] = None, # [G] greedy-joint-action reward (when needs_greedy_baseline)
+                   agent: int = 0, # which agent the groups belong to
+                   turn: int = 0, # which turn (tree level)
+                  ) -> torch.Tensor: # [G, K] advantages, before `scale_rewards`
+        "The algorithm's baseline: subclasses return R - b."
         raise NotImplementedError(f"{type(self).__name__} must define advantages(returns, baseline)")
 
     def state_dict(self) -> dict:
@@ -310,7 +314,7 @@ class MATrainer:
             per_level = []
             for l, L in enumerate(ro.levels):
                 R = ro.sample_returns(i, l)
-                adv = scale_advantages(self.advantages(R, L.baseline), R, self.args.scale_rewards)
+                adv = scale_advantages(self.advantages(R, L.baseline, agent=i, turn=l), R, self.args.scale_rewards)
                 per_level.append(adv.reshape(-1))
             out.append(per_level)
         return out
