@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'token_loss', 'loss_denominator', 'aggregate_loss', 'scale_advantages', 'MAConfig', 'MATrainer']
 
-# %% ../nbs/04_trainer.ipynb #a0917c05
+# %% ../nbs/04_trainer.ipynb #631c7748
 import copy, dataclasses, json, math, os, random, shutil, time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,7 @@ from .generation import completion_logprobs
 from .models import Agent, _peft, load_agents
 from .rollout import Rollout, rollout
 
-# %% ../nbs/04_trainer.ipynb #9c3ca243
+# %% ../nbs/04_trainer.ipynb #81ed2502
 LOSS_TYPES = ('seq_sum', 'token_mean', 'dr_grpo')
 
 def token_loss(logps: torch.Tensor, # [N, C] log π_θ(y_t | ·), with gradient
@@ -69,7 +69,7 @@ def aggregate_loss(loss: torch.Tensor, # [N, C] per-token loss
     "Sum the masked token losses into one number (see the table above)."
     return (loss * mask).sum() / loss_denominator(mask.shape[0], int(mask.sum()), loss_type, max_completion_length)
 
-# %% ../nbs/04_trainer.ipynb #10a21297
+# %% ../nbs/04_trainer.ipynb #008f8bb4
 def scale_advantages(advantages: torch.Tensor, # [G, K] after the baseline
                      returns: torch.Tensor, # [G, K] the returns they came from
                      scale_rewards: str = 'none', # 'group', 'batch' or 'none'
@@ -81,7 +81,7 @@ def scale_advantages(advantages: torch.Tensor, # [G, K] after the baseline
     if scale_rewards == 'batch': return advantages / (returns.std(unbiased=False) + eps)
     raise ValueError(f"scale_rewards must be 'group', 'batch' or 'none', got {scale_rewards!r}")
 
-# %% ../nbs/04_trainer.ipynb #8bda3bf6
+# %% ../nbs/04_trainer.ipynb #3c8243cf
 _CHOICES = {'joint_mode': ('align', 'cross'), 'loss_type': LOSS_TYPES, 'scale_rewards': ('group', 'batch', 'none'),
             'lr_scheduler_type': ('linear', 'cosine', 'cosine_with_restarts', 'polynomial', 'constant',
                                   'constant_with_warmup', 'inverse_sqrt', 'reduce_lr_on_plateau', 'cosine_with_min_lr',
@@ -168,7 +168,7 @@ class MAConfig:
 
     def to_dict(self) -> dict: return dataclasses.asdict(self)
 
-# %% ../nbs/04_trainer.ipynb #fb954e8c
+# %% ../nbs/04_trainer.ipynb #73ddfb50
 def _set_seed(seed: int):
     random.seed(seed); np.random.seed(seed); torch.manual_seed(seed)
 
@@ -195,7 +195,7 @@ class _Cursor:
         return out
     def state(self) -> dict: return {'epoch': self.epoch, 'pos': self.pos}
 
-# %% ../nbs/04_trainer.ipynb #d42d4ffd
+# %% ../nbs/04_trainer.ipynb #bfba0f41
 class MATrainer:
     "Shared loop of the critic-free multi-agent trainers. Subclasses define `advantages`."
     config_class = MAConfig

@@ -5,20 +5,20 @@
 # %% auto #0
 __all__ = ['grpo_advantages', 'MAGRPOConfig', 'MAGRPOTrainer']
 
-# %% ../../nbs/11_magrpo.ipynb #038951c8
+# %% ../../nbs/11_magrpo.ipynb #616777fd
 from dataclasses import dataclass
 
 import torch
 
 from ..trainer import MAConfig, MATrainer
 
-# %% ../../nbs/11_magrpo.ipynb #c7b04e9d
+# %% ../../nbs/11_magrpo.ipynb #2402a503
 def grpo_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K samples
                    ) -> torch.Tensor: # [G, K] A = R - mean of the group
     "Group-relative advantages (Shao et al. 2024): each return minus its group's mean. Scaling is `scale_advantages`."
     return returns - returns.mean(-1, keepdim=True)
 
-# %% ../../nbs/11_magrpo.ipynb #1cc1dc9d
+# %% ../../nbs/11_magrpo.ipynb #2d2f9fff
 @dataclass
 class MAGRPOConfig(MAConfig):
     "MAConfig with GRPO's default of dividing each group's advantages by its standard deviation."

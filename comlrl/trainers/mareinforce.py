@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['reinforce_advantages', 'toy_objective', 'toy_exact_gradient', 'toy_gradient_estimates', 'coordination_game',
-           'check_unbiased', 'MAREINFORCEConfig', 'MAREINFORCETrainer']
+           'check_unbiased', 'MAREINFORCEConfig', 'MAREINFORCETrainer', 'length_coordination_reward', 'train_toy_team']
 
-# %% ../../nbs/10_mareinforce.ipynb #c7a9064f
+# %% ../../nbs/10_mareinforce.ipynb #f3e0b7b4
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -14,14 +14,14 @@ import torch
 
 from ..trainer import MAConfig, MATrainer
 
-# %% ../../nbs/10_mareinforce.ipynb #4c46af50
+# %% ../../nbs/10_mareinforce.ipynb #973e7cf1
 def reinforce_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K samples
                          baseline: float = 0.0, # a constant baseline (e.g. a running mean of past returns)
                         ) -> torch.Tensor: # [G, K] A = R - b
     "REINFORCE advantages (Williams 1992): the return minus a baseline that does not depend on the samples."
     return returns - baseline
 
-# %% ../../nbs/10_mareinforce.ipynb #6600a6ce
+# %% ../../nbs/10_mareinforce.ipynb #d7faf0da
 def toy_objective(logits: torch.Tensor, # [n, A] one softmax policy per agent
                   payoff: torch.Tensor, # [A, ..., A] (n dims): shared reward of each joint action
                  ) -> torch.Tensor: # scalar J = E_{a ~ π}[r(a)]
@@ -54,14 +54,14 @@ def toy_gradient_estimates(logits: torch.Tensor, # [n, A]
     score = torch.nn.functional.one_hot(acts, A).float() - probs  # [T, K, n, A]: ∇ log π_i(a_i)
     return torch.einsum('tk,tkna->tna', adv, score) / num_generations
 
-# %% ../../nbs/10_mareinforce.ipynb #8428779d
+# %% ../../nbs/10_mareinforce.ipynb #aa1d0658
 def coordination_game(shift: float = 5.0) -> tuple[torch.Tensor, torch.Tensor]:
     "(logits [2, 3], payoff [3, 3]): the toy two-agent game of these notebooks."
     payoff = torch.tensor([[1.0, 0.0, 0.2], [0.0, 0.5, 0.0], [0.2, 0.0, 2.0]]) + shift
     logits = torch.tensor([[0.5, 0.2, -0.3], [-0.2, 0.4, 0.1]])
     return logits, payoff
 
-# %% ../../nbs/10_mareinforce.ipynb #7f0100ca
+# %% ../../nbs/10_mareinforce.ipynb #f54b32f3
 def check_unbiased(estimates: torch.Tensor, # [T, n, A]
                    target: torch.Tensor, # [n, A]
                    z: float = 4.0, # tolerance in standard errors
@@ -72,7 +72,7 @@ def check_unbiased(estimates: torch.Tensor, # [T, n, A]
     assert score < z, f'mean differs from the target by {score:.1f} standard errors'
     return score
 
-# %% ../../nbs/10_mareinforce.ipynb #1d94eacf
+# %% ../../nbs/10_mareinforce.ipynb #4905ef14
 @dataclass
 class MAREINFORCEConfig(MAConfig):
     "MAConfig plus the REINFORCE baseline. Raises `ValueError` naming the field when a value is invalid."
@@ -105,3 +105,26 @@ class MAREINFORCETrainer(MATrainer):
 
     def state_dict(self): return {'running_baseline': dict(self._running)}
     def load_state_dict(self, state): self._running = dict(state.get('running_baseline', {}))
+
+# %% ../../nbs/10_mareinforce.ipynb #25a616d7
+def length_coordination_reward(short: list, long: list) -> list:
+    "Toy cooperative reward: agent 0's response should be short and agent 1's long, (chars(long) - chars(short)) / 40."
+    return [(len(b) - len(a)) / 40 for a, b in zip(short, long)]
+
+def train_toy_team(trainer_cls, # e.g. MAGRPOTrainer
+                   max_steps: int = 20, # optimiser steps
+                   output_dir: Optional[str] = None, # None: a temporary folder
+                   **config, # overrides of the toy settings (any field of the trainer's config)
+                  ) -> list[float]: # the mean training reward of each step
+    "Train two LoRA agents on a tiny random Llama for the toy length task; return the reward curve."
+    import tempfile
+    from comlrl.models import tiny_llama
+    model, tok = tiny_llama()
+    items = [{'prompt': f'Topic {i}: write.'} for i in range(64)]
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = dict(output_dir=output_dir or tmp, num_generations=4, max_completion_length=8, per_device_train_batch_size=4,
+                   learning_rate=2e-2, max_steps=max_steps, lr_scheduler_type='constant', use_chat_template=False, top_k=10)
+        cfg.update(config)
+        tr = trainer_cls(model=model, tokenizer=tok, num_agents=2, train_dataset=items,
+                         reward_func=length_coordination_reward, args=trainer_cls.config_class(**cfg))
+        return [r['reward'] for r in tr.train()]

@@ -5,14 +5,14 @@
 # %% auto #0
 __all__ = ['remax_advantages', 'MAREMAXConfig', 'MAREMAXTrainer']
 
-# %% ../../nbs/13_maremax.ipynb #38733662
+# %% ../../nbs/13_maremax.ipynb #895f89bd
 from typing import Optional
 
 import torch
 
 from ..trainer import MAConfig, MATrainer
 
-# %% ../../nbs/13_maremax.ipynb #323faec2
+# %% ../../nbs/13_maremax.ipynb #83ef3040
 def remax_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K samples
                      greedy_reward: torch.Tensor, # [G] reward of each group's greedy joint response
                     ) -> torch.Tensor: # [G, K] A_k = R_k - R(greedy)
@@ -20,7 +20,7 @@ def remax_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K sa
     if greedy_reward is None: raise ValueError("ReMax needs the greedy joint action's reward (rollout with greedy_baseline=True)")
     return returns - greedy_reward.to(returns).unsqueeze(-1)
 
-# %% ../../nbs/13_maremax.ipynb #a4cfc511
+# %% ../../nbs/13_maremax.ipynb #ab040fb4
 class MAREMAXConfig(MAConfig):
     "MAConfig for MAREMAX (defaults unchanged: scale_rewards='none')."
 

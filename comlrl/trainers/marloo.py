@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['rloo_advantages', 'MARLOOConfig', 'MARLOOTrainer']
 
-# %% ../../nbs/12_marloo.ipynb #e7ea6c12
+# %% ../../nbs/12_marloo.ipynb #f72f75ad
 import torch
 
 from ..trainer import MAConfig, MATrainer
 
-# %% ../../nbs/12_marloo.ipynb #9789bf01
+# %% ../../nbs/12_marloo.ipynb #b70c617c
 def rloo_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K >= 2 samples
                    ) -> torch.Tensor: # [G, K] A_k = R_k - mean of the other K-1 returns
     "Leave-one-out advantages (Kool et al. 2019). Raises `ValueError` when K < 2 (no other sample to compare with)."
@@ -18,7 +18,7 @@ def rloo_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K >= 
     if K < 2: raise ValueError(f"leave-one-out baselines need num_generations >= 2, got {K}")
     return returns - (returns.sum(-1, keepdim=True) - returns) / (K - 1)
 
-# %% ../../nbs/12_marloo.ipynb #4b66b075
+# %% ../../nbs/12_marloo.ipynb #2273a1ed
 class MARLOOConfig(MAConfig):
     "MAConfig for MARLOO (defaults unchanged: scale_rewards='none'). Raises `ValueError` when num_generations < 2."
     def __post_init__(self):

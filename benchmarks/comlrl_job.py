@@ -1,0 +1,59 @@
+"""The benchmark job of `vs_comlrl.py`, run with comlrl: two agents on SmolLM2-135M-Instruct, MAGRPO, TL;DR prompts.
+
+Prints one JSON line: training wall time (model loading excluded), seconds per prompt, peak resident memory.
+
+    OMP_NUM_THREADS=1 python benchmarks/comlrl_job.py --model-dir ../shared/models/smollm2-135m-instruct-gguf \
+        --data ../shared/data/tldr/test.json [--lora] [--batch-size 8]
+"""
+import argparse, json, os, resource, tempfile, time
+
+import torch
+
+
+def tldr_prompts(path: str, n: int) -> list[dict]:
+    "The first n TL;DR posts as prompts, in the trl-lib/tldr format."
+    rows = [json.loads(l) for l in open(path) if l.strip()][:n]
+    return [{'prompt': f"SUBREDDIT: r/{r['subreddit']}\n\nTITLE: {r['title']}\n\nPOST: {r['instruction']}\n\nTL;DR:"} for r in rows]
+
+
+def length_reward(a: list, b: list) -> list:
+    "Cheap reward so that the reward is not what is measured: agent 0 about 20 words, agent 1 about 40."
+    return [-abs(len(x.split()) - 20) / 20 - abs(len(y.split()) - 40) / 40 for x, y in zip(a, b)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--model-dir', required=True)
+    ap.add_argument('--data', required=True)
+    ap.add_argument('--prompts', type=int, default=8)
+    ap.add_argument('--num-generations', type=int, default=4)
+    ap.add_argument('--max-new-tokens', type=int, default=64)
+    ap.add_argument('--batch-size', type=int, default=8, help='prompts per rollout (the reference always uses 1)')
+    ap.add_argument('--lora', action='store_true', help='LoRA agents on one shared base (default: full fine-tuning)')
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    from comlrl.models import load_agents
+    from comlrl.trainers.magrpo import MAGRPOConfig, MAGRPOTrainer
+
+    t0 = time.perf_counter()
+    agents = load_agents(args.model_dir, num_agents=2, use_lora=args.lora, dtype='float32', device='cpu')
+    load_s = time.perf_counter() - t0
+    items = tldr_prompts(args.data, args.prompts)
+    with tempfile.TemporaryDirectory() as out:
+        cfg = MAGRPOConfig(output_dir=out, num_generations=args.num_generations, max_completion_length=args.max_new_tokens,
+                           per_device_train_batch_size=args.batch_size, num_train_epochs=1, learning_rate=1e-5,
+                           scale_rewards='none', loss_type='seq_sum', max_grad_norm=None, lr_scheduler_type='constant', weight_decay=0.01,
+                           use_chat_template=False, seed=0)
+        trainer = MAGRPOTrainer(agents=agents, reward_func=length_reward, train_dataset=items, args=cfg)
+        t0 = time.perf_counter()
+        hist = trainer.train()
+        secs = time.perf_counter() - t0
+    tokens = sum(h['tokens_per_second'] * h['seconds_per_step'] for h in hist)
+    print(json.dumps({'library': 'comlrl (this repo)', 'agents': 'LoRA, shared base' if args.lora else 'full fine-tuning',
+                      'prompts': len(items), 'batch_size': args.batch_size, 'steps': len(hist), 'seconds': round(secs, 2),
+                      'seconds_per_prompt': round(secs / len(items), 3), 'load_seconds': round(load_s, 2),
+                      'tokens_generated': int(round(tokens)),
+                      'peak_rss_mib': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
+
+
+if __name__ == '__main__': main()
