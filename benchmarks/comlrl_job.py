@@ -43,7 +43,8 @@ def main():
         cfg = MAGRPOConfig(output_dir=out, num_generations=args.num_generations, max_completion_length=args.max_new_tokens,
                            per_device_train_batch_size=args.batch_size, num_train_epochs=1, learning_rate=1e-5,
                            scale_rewards='none', loss_type='seq_sum', max_grad_norm=None, lr_scheduler_type='constant', weight_decay=0.01,
-                           use_chat_template=False, seed=0)
+                           use_chat_template=False, seed=0,
+                           micro_batch_size=args.num_generations)  # one prompt's K samples per forward/backward: bounded memory
         trainer = MAGRPOTrainer(agents=agents, reward_func=length_reward, train_dataset=items, args=cfg)
         t0 = time.perf_counter()
         hist = trainer.train()

@@ -5,10 +5,8 @@ Run it with the reference virtualenv, never with this repo's own environment:
     benchmarks/.venv-ref/bin/python benchmarks/ref_comlrl_job.py            # the full job
     benchmarks/.venv-ref/bin/python benchmarks/ref_comlrl_job.py --prompts 1 --max-new-tokens 8   # smoke run
 
-The venv is made with (one pip command, so comlrl's unpinned torch resolves to the cached CPU wheel):
-
-    python3.11 -m venv benchmarks/.venv-ref
-    benchmarks/.venv-ref/bin/pip install "torch==2.13.0" "comlrl==1.4.3" gguf
+The venv is made by `bash benchmarks/setup_ref_venv.sh` (one pip command, so the reference's unpinned torch resolves
+to the same torch==2.13.0 as ours; gguf and accelerate are needed to load the GGUF model).
 
 The job (fixed by the benchmark spec): 2 agents, each a full fp32 copy of SmolLM2-135M-Instruct (local Q4_1 GGUF,
 dequantised on load), MAGRPO, single turn, the first N TL;DR test posts as prompts, K samples per agent per prompt,
@@ -45,9 +43,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_MODEL_DIR = REPO.parent / "shared" / "models" / "smollm2-135m-instruct-gguf"  # /work/shared/...
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "tldr" / "test.json"
+# the offline assets, found like the tests find them
+DEFAULT_MODEL_DIR = Path(os.environ.get("COMLRL_MODEL_DIR", "models")) / "smollm2-135m-instruct-gguf"
+DEFAULT_DATA = Path(os.environ.get("COMLRL_DATA_DIR", "data")) / "tldr" / "test.json"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 

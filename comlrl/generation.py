@@ -104,6 +104,7 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
              use_chat_template: Optional[bool] = None, # see `encode_prompts`
              system_prompt: Optional[str] = None, # see `encode_prompts`
              max_prompt_length: Optional[int] = None, # see `encode_prompts`
+             prefix_sharing: bool = True, # encode each prompt once for its K samples (same samples, less work)
             ) -> Generation:
     "Sample `num_generations` responses to each prompt with one `model.generate` call. Raises `ValueError` on bad settings."
     if num_generations < 1: raise ValueError(f"num_generations must be at least 1, got {num_generations}")
@@ -123,41 +124,85 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
     cfg = GenerationConfig(max_new_tokens=max_completion_length, do_sample=do_sample, num_return_sequences=num_generations,
                            repetition_penalty=repetition_penalty, pad_token_id=tokenizer.pad_token_id,
                            eos_token_id=eos, bos_token_id=tokenizer.bos_token_id, use_cache=True, **sampling)
+    K, P = num_generations, prompt_ids.shape[1]
     was_training = model.training
     model.eval()
     try:
         with torch.inference_mode():
-            seqs = model.generate(input_ids=prompt_ids.to(device), attention_mask=prompt_mask.to(device), generation_config=cfg)
+            ids, mask = prompt_ids.to(device), prompt_mask.to(device)
+            if prefix_sharing and K > 1 and P > 1:  # run each prompt once, then continue K copies from its cache
+                pos = (mask.cumsum(-1) - 1).clamp(min=0)
+                cache = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=pos[:, :-1],
+                              use_cache=True, logits_to_keep=1).past_key_values
+                cache.batch_repeat_interleave(K)
+                cfg.num_return_sequences = 1
+                seqs = model.generate(input_ids=ids.repeat_interleave(K, 0), attention_mask=mask.repeat_interleave(K, 0),
+                                      past_key_values=cache, generation_config=cfg)
+            else: seqs = model.generate(input_ids=ids, attention_mask=mask, generation_config=cfg)
     finally:
         model.train(was_training)
-    P = prompt_ids.shape[1]
     completion_ids = seqs[:, P:].cpu().clone()  # a normal tensor: inference tensors cannot enter autograd later
     cmask = completion_mask(completion_ids, eos)
     texts = tokenizer.batch_decode(torch.where(cmask.bool(), completion_ids, tokenizer.pad_token_id), skip_special_tokens=True)
-    K = num_generations
     return Generation(prompt_ids.repeat_interleave(K, 0), prompt_mask.repeat_interleave(K, 0), completion_ids, cmask, texts, K)
 
 # %% ../nbs/02_generation.ipynb #78e6ccce
+def _plain_logprobs(model, p_ids, p_mask, c_ids):
+    C = c_ids.shape[1]
+    input_ids = torch.cat([p_ids, c_ids], 1)
+    attn = torch.cat([p_mask, torch.ones_like(c_ids)], 1)
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=input_ids, attention_mask=attn, position_ids=pos, logits_to_keep=C + 1).logits
+    return logits[:, :-1]  # [n, C, V]: position P+t-1 predicts y_t
+
+def _shared_prefix_logprobs(model, p_ids, p_mask, c_ids, K):
+    "p_ids/p_mask: [g, P] one row per group; c_ids: [g·K, C]."
+    C = c_ids.shape[1]
+    pos = (p_mask.cumsum(-1) - 1).clamp(min=0)
+    out = model(input_ids=p_ids, attention_mask=p_mask, position_ids=pos, use_cache=True, logits_to_keep=1)
+    cache = out.past_key_values
+    cache.batch_repeat_interleave(K)  # the prompt's keys/values, once per sample (gradients flow back through them)
+    first = out.logits[:, -1:].repeat_interleave(K, 0)  # predicts y_1
+    if C == 1: return first
+    pm = p_mask.repeat_interleave(K, 0)
+    attn = torch.cat([pm, torch.ones_like(c_ids[:, :-1])], 1)
+    cpos = pm.sum(-1, keepdim=True) + torch.arange(C - 1, device=c_ids.device)
+    rest = model(input_ids=c_ids[:, :-1], attention_mask=attn, position_ids=cpos, past_key_values=cache, use_cache=True).logits
+    return torch.cat([first, rest], 1)  # [g·K, C, V]
+
 def completion_logprobs(model: nn.Module, # causal LM (the agent's adapter active)
                         prompt_ids: torch.Tensor, # [N, P] long, left-padded
                         prompt_mask: torch.Tensor, # [N, P] long
                         completion_ids: torch.Tensor, # [N, C] long
                         temperature: float = 1.0, # the sampling temperature, so log-probs are of the sampled distribution
                         micro_batch_size: Optional[int] = None, # rows per forward; None: all N in one forward
+                        num_generations: int = 1, # K: rows come in groups of K sharing a prompt (prefix sharing)
                        ) -> torch.Tensor: # [N, C] float32 log π(y_t | x, y_<t); multiply by the completion mask
     "Token log-probabilities of completions under `model`, differentiable unless called under no_grad/inference_mode."
     N, C = completion_ids.shape
+    K = num_generations
     if prompt_ids.shape[0] != N: raise ValueError(f"{prompt_ids.shape[0]} prompts but {N} completions")
+    if N % K: raise ValueError(f"{N} rows are not groups of num_generations={K}")
+    ckpt = getattr(model, 'is_activation_checkpointing', None)  # (older transformers: is_gradient_checkpointing)
+    shared = K > 1 and not (ckpt if ckpt is not None else getattr(model, 'is_gradient_checkpointing', False))
+    if shared:
+        P = prompt_ids.shape[1]
+        first_ids, first_mask = prompt_ids[::K], prompt_mask[::K]
+        if not (torch.equal(prompt_ids.view(-1, K, P), first_ids.unsqueeze(1).expand(-1, K, P))
+                and torch.equal(prompt_mask.view(-1, K, P), first_mask.unsqueeze(1).expand(-1, K, P))):
+            raise ValueError(f"num_generations={K} but the rows do not come in groups of {K} identical prompts")
     device = next(model.parameters()).device
-    step = micro_batch_size or N
+    step = max(K, (micro_batch_size or N) // K * K)  # whole groups per forward
     out = []
+    def trim(ids, mask):  # drop the left-padding columns that every row of this chunk has
+        first = int(mask.any(0).nonzero()[0]) if mask.any() else 0
+        return ids[:, first:].to(device), mask[:, first:].to(device)
     for s in range(0, N, step):
-        p_ids, p_mask, c_ids = (t[s:s + step].to(device) for t in (prompt_ids, prompt_mask, completion_ids))
-        input_ids = torch.cat([p_ids, c_ids], 1)
-        attn = torch.cat([p_mask, torch.ones_like(c_ids)], 1)
-        pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        logits = model(input_ids=input_ids, attention_mask=attn, position_ids=pos, logits_to_keep=C + 1).logits
-        logits = logits[:, :-1].float() / temperature  # [n, C, V]: position P+t-1 predicts y_t
+        c_ids = completion_ids[s:s + step].to(device)
+        g = slice(s // K, (s + step) // K)
+        if shared: logits = _shared_prefix_logprobs(model, *trim(first_ids[g], first_mask[g]), c_ids, K)
+        else: logits = _plain_logprobs(model, *trim(prompt_ids[s:s + step], prompt_mask[s:s + step]), c_ids)
+        logits = logits.float() / temperature
         out.append(logits.gather(-1, c_ids.unsqueeze(-1)).squeeze(-1) - logits.logsumexp(-1))
     return torch.cat(out)
 

@@ -319,8 +319,9 @@ class MATrainer:
             out.append(per_level)
         return out
 
-    def _chunks(self, n: int):
-        step = self.args.micro_batch_size or n
+    def _chunks(self, n: int, K: int):
+        "Row slices of at most micro_batch_size rows, in whole groups of K (so the K samples can share their prompt)."
+        step = max(K, (self.args.micro_batch_size or n) // K * K)
         return [slice(s, min(s + step, n)) for s in range(0, n, step)]
 
     @torch.no_grad()
@@ -333,12 +334,12 @@ class MATrainer:
             for L in ro.levels:
                 g = L.generations[i]
                 args = (g.prompt_ids, g.prompt_mask, g.completion_ids)
-                o_i.append(completion_logprobs(ag.policy(), *args, a.temperature, a.micro_batch_size)
-                           if a.num_iterations > 1 else None)
+                kw = dict(temperature=a.temperature, micro_batch_size=a.micro_batch_size, num_generations=ro.num_generations)
+                o_i.append(completion_logprobs(ag.policy(), *args, **kw) if a.num_iterations > 1 else None)
                 if a.beta > 0:
                     if ag.adapter is not None:
-                        with ag.reference(): r_i.append(completion_logprobs(ag.model, *args, a.temperature, a.micro_batch_size))
-                    else: r_i.append(completion_logprobs(self._ref_models[i], *args, a.temperature, a.micro_batch_size))
+                        with ag.reference(): r_i.append(completion_logprobs(ag.model, *args, **kw))
+                    else: r_i.append(completion_logprobs(self._ref_models[i], *args, **kw))
                 else: r_i.append(None)
             olds.append(o_i); refs.append(r_i)
         return olds, refs
@@ -348,14 +349,16 @@ class MATrainer:
         a = self.args
         for i, ag in enumerate(self.agents):
             gens = [(r, l, L.generations[i]) for r, ro in enumerate(rollouts) for l, L in enumerate(ro.levels)]
+            K = rollouts[0].num_generations
             denom = loss_denominator(sum(g.completion_mask.shape[0] for *_, g in gens),
                                      sum(int(g.completion_mask.sum()) for *_, g in gens), a.loss_type, a.max_completion_length)
             policy, dev = ag.policy(), ag.device
             policy.train()
             loss_sum = kl_sum = clip_sum = tokens = 0.0
             for r, l, g in gens:
-                for sl in self._chunks(g.completion_ids.shape[0]):
-                    lp = completion_logprobs(policy, g.prompt_ids[sl], g.prompt_mask[sl], g.completion_ids[sl], a.temperature)
+                for sl in self._chunks(g.completion_ids.shape[0], K):
+                    lp = completion_logprobs(policy, g.prompt_ids[sl], g.prompt_mask[sl], g.completion_ids[sl], a.temperature,
+                                             num_generations=K)
                     mask = g.completion_mask[sl].to(dev)
                     old = None if olds[r][i][l] is None else olds[r][i][l][sl].to(dev)
                     ref = None if refs[r][i][l] is None else refs[r][i][l][sl].to(dev)
