@@ -177,6 +177,7 @@ def completion_logprobs(model: nn.Module, # causal LM (the agent's adapter activ
                         temperature: float = 1.0, # the sampling temperature, so log-probs are of the sampled distribution
                         micro_batch_size: Optional[int] = None, # rows per forward; None: all N in one forward
                         num_generations: int = 1, # K: rows come in groups of K sharing a prompt (prefix sharing)
+                        top_k: int = 0, # the sampling top-k, so log-probs are of the truncated distribution; 0 = off
                        ) -> torch.Tensor: # [N, C] float32 log π(y_t | x, y_<t); multiply by the completion mask
     "Token log-probabilities of completions under `model`, differentiable unless called under no_grad/inference_mode."
     N, C = completion_ids.shape
@@ -203,6 +204,7 @@ def completion_logprobs(model: nn.Module, # causal LM (the agent's adapter activ
         if shared: logits = _shared_prefix_logprobs(model, *trim(first_ids[g], first_mask[g]), c_ids, K)
         else: logits = _plain_logprobs(model, *trim(prompt_ids[s:s + step], prompt_mask[s:s + step]), c_ids)
         logits = logits.float() / temperature
+        if top_k: logits = logits.masked_fill(logits < logits.topk(top_k, -1).values[..., -1:], float('-inf'))
         out.append(logits.gather(-1, c_ids.unsqueeze(-1)).squeeze(-1) - logits.logsumexp(-1))
     return torch.cat(out)
 

@@ -334,7 +334,8 @@ class MATrainer:
             for L in ro.levels:
                 g = L.generations[i]
                 args = (g.prompt_ids, g.prompt_mask, g.completion_ids)
-                kw = dict(temperature=a.temperature, micro_batch_size=a.micro_batch_size, num_generations=ro.num_generations)
+                kw = dict(temperature=a.temperature, micro_batch_size=a.micro_batch_size, num_generations=ro.num_generations,
+                          top_k=a.top_k)
                 o_i.append(completion_logprobs(ag.policy(), *args, **kw) if a.num_iterations > 1 else None)
                 if a.beta > 0:
                     if ag.adapter is not None:
@@ -358,7 +359,7 @@ class MATrainer:
             for r, l, g in gens:
                 for sl in self._chunks(g.completion_ids.shape[0], K):
                     lp = completion_logprobs(policy, g.prompt_ids[sl], g.prompt_mask[sl], g.completion_ids[sl], a.temperature,
-                                             num_generations=K)
+                                             num_generations=K, top_k=a.top_k)
                     mask = g.completion_mask[sl].to(dev)
                     old = None if olds[r][i][l] is None else olds[r][i][l][sl].to(dev)
                     ref = None if refs[r][i][l] is None else refs[r][i][l][sl].to(dev)
