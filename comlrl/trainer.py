@@ -217,10 +217,20 @@ class MATrainer:
                  dtype=None, # model dtype (see `load_model`)
                  device=None, # one device, or one per agent
                  compute_metrics: Optional[Callable] = None, # (rollout, items) -> dict of extra eval metrics
+                 env=None, # an `Environment`: supplies reward_func, formatters, transition, compute_metrics not given
+                 callbacks: Optional[Sequence] = None, # objects with optional `on_log(trainer, record)` / `on_train_end(trainer)`
                 ):
         self.args = args if args is not None else self.config_class()
         if not isinstance(self.args, MAConfig): raise TypeError(f"args must be a {self.config_class.__name__}, got {type(self.args).__name__}")
         # check everything that needs no model first, so a mistake costs no loading time
+        if env is not None:
+            kw = env.trainer_kwargs()
+            reward_func = reward_func if reward_func is not None else kw['reward_func']
+            formatters = formatters if formatters is not None else kw['formatters']
+            transition = transition if transition is not None else kw['transition']
+            compute_metrics = compute_metrics if compute_metrics is not None else kw['compute_metrics']
+            if num_agents is None and agents is None: num_agents = env.num_agents
+        self.env, self.callbacks, self.last_rollouts = env, list(callbacks or []), []
         if reward_func is None: raise ValueError("reward_func is required: a function of one list of completions per agent")
         n = len(agents) if agents is not None else (num_agents or 2)
         check_reward_func(reward_func, n)
@@ -399,7 +409,7 @@ class MATrainer:
         "One optimiser step on `gradient_accumulation_steps` batches of items. Returns the step's raw metric lists."
         t0 = time.perf_counter()
         stats = {}
-        rollouts = [self._rollout(items) for items in batches]
+        rollouts = self.last_rollouts = [self._rollout(items) for items in batches]
         advs = [self._advantages(ro) for ro in rollouts]
         fixed = [self._fixed_logps(ro) for ro in rollouts]
         for ro, ad in zip(rollouts, advs): self._rollout_stats(ro, ad, stats)
@@ -449,6 +459,8 @@ class MATrainer:
             tb.flush()
         for name in ('wandb', 'trackio'):
             if mod := self._loggers.get(name): mod.log(metrics, step=self.global_step)
+        for cb in self.callbacks:
+            if hasattr(cb, 'on_log'): cb.on_log(self, rec)
 
     # ---- the loop
     def train(self, resume_from_checkpoint: Union[str, Path, bool, None] = None, # a checkpoint folder, or True for the latest in output_dir
@@ -478,6 +490,8 @@ class MATrainer:
             if a.save_steps and self.global_step % a.save_steps == 0: self.save_checkpoint()
         bar.close()
         if tb := (self._loggers or {}).get('tensorboard'): tb.close()
+        for cb in self.callbacks:
+            if hasattr(cb, 'on_train_end'): cb.on_train_end(self)
         return self.log_history
 
     # ---- evaluation
