@@ -94,7 +94,7 @@ class MAConfig:
     # where results go
     output_dir: str = 'outputs/comlrl'  # metrics.jsonl, checkpoints, final agents
     seed: int = 0  # seeds Python, NumPy and PyTorch, and the data order
-    report_to: Union[str, list] = 'none'  # 'none', 'tensorboard', 'wandb', 'trackio', or a list of them
+    report_to: Union[str, list[str]] = 'none'  # 'none', 'tensorboard', 'wandb', 'trackio', or a list of them
     logging_steps: int = 1  # log the mean of the metrics every this many steps
     eval_steps: Optional[int] = None  # evaluate every this many steps (None: only when `evaluate()` is called)
     save_steps: Optional[int] = None  # checkpoint every this many steps (None: never)
@@ -533,6 +533,20 @@ class MATrainer:
             ag.tokenizer.save_pretrained(out / ag.name)
         for model, names in shared.values(): model.save_pretrained(out, selected_adapters=names)
 
+    def load_agent_weights(self, path: Union[str, Path], # a folder written by `save_model` or `save_checkpoint`
+                          ):
+        "Load each agent's adapter (or full weights) from path/agent_i/. Raises `FileNotFoundError` naming what is missing."
+        path = Path(path)
+        for ag in self.agents:
+            if ag.adapter is not None:
+                f = path / ag.name / 'adapter_model.safetensors'
+                if not f.is_file(): raise FileNotFoundError(f"no adapter for {ag.name} in {path}: expected {f}")
+                _peft().set_peft_model_state_dict(ag.model, load_file(str(f), device=str(ag.device)), adapter_name=ag.adapter)
+            else:
+                if not (path / ag.name).is_dir(): raise FileNotFoundError(f"no weights for {ag.name} in {path}: expected the folder {path / ag.name}")
+                loaded = type(ag.model).from_pretrained(path / ag.name, dtype=next(ag.model.parameters()).dtype)
+                ag.model.load_state_dict(loaded.state_dict())
+
     def save_checkpoint(self) -> Path:
         "Write output_dir/checkpoint-{step}/ atomically: agents, optimisers, schedulers, RNG states, data cursor."
         final = self.output_dir / f'checkpoint-{self.global_step}'
@@ -567,13 +581,7 @@ class MATrainer:
         state = json.loads((path / 'trainer_state.json').read_text())
         if state['agents'] != [ag.name for ag in self.agents]:
             raise ValueError(f"checkpoint {path} holds agents {state['agents']}, this trainer has {[ag.name for ag in self.agents]}")
-        for ag in self.agents:
-            if ag.adapter is not None:
-                sd = load_file(str(path / ag.name / 'adapter_model.safetensors'), device=str(ag.device))
-                _peft().set_peft_model_state_dict(ag.model, sd, adapter_name=ag.adapter)
-            else:
-                loaded = type(ag.model).from_pretrained(path / ag.name, dtype=next(ag.model.parameters()).dtype)
-                ag.model.load_state_dict(loaded.state_dict())
+        self.load_agent_weights(path)
         ts = torch.load(path / 'training_state.pt', weights_only=False)
         for o, sd in zip(self.optimizers, ts['optimizers']): o.load_state_dict(sd)
         for s, sd in zip(self.schedulers, ts['schedulers']): s.load_state_dict(sd)
