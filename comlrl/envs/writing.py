@@ -9,6 +9,7 @@ __all__ = ['TRANSITION_WORDS', 'STOPWORDS', 'TLDR_REWARD', 'ARXIV_REWARD', 'trap
 # %% ../../nbs/20_writing.ipynb #0f0b6ed7
 import math, re, string
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
@@ -153,7 +154,9 @@ class WritingEnv(Environment):
                     ):
         "Items with a `prompt` column (and `completion` when the dataset has references), as a `datasets.Dataset`."
         files = data_files if data_files is not None else self.data_files
-        if files is not None: return self._from_rows(load_task_dataset(data_files=files, split=split), str(files))
+        if files is not None:
+            names = ', '.join(map(str, [files] if isinstance(files, (str, Path)) else files))
+            return self._from_rows(load_task_dataset(data_files=files, split=split), names)
         if self.dataset_name == self.hub_name and data_dir() is not None:
             ds = self._offline(split)
             if ds is not None: return ds
