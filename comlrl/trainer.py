@@ -246,7 +246,7 @@ class MATrainer:
                                       lora_config=lora_config, dtype=dtype, device=device)
         self.train_dataset, self.eval_dataset, self.compute_metrics = train_dataset, eval_dataset, compute_metrics
         self.output_dir = Path(self.args.output_dir)
-        self.global_step, self.log_history, self._loggers = 0, [], None
+        self.global_step, self.log_history, self._loggers, self._resumed = 0, [], None, False
         self._ref_models = self._reference_models()
         self._setup_optimisers()
 
@@ -347,10 +347,11 @@ class MATrainer:
                 kw = dict(temperature=a.temperature, micro_batch_size=a.micro_batch_size, num_generations=ro.num_generations,
                           top_k=a.top_k)
                 o_i.append(completion_logprobs(ag.policy(), *args, **kw) if a.num_iterations > 1 else None)
-                if a.beta > 0:
+                if a.beta > 0:  # the reference is the untruncated model: a sampled token outside its top-k is not impossible under it
+                    rkw = {**kw, 'top_k': 0}
                     if ag.adapter is not None:
-                        with ag.reference(): r_i.append(completion_logprobs(ag.model, *args, **kw))
-                    else: r_i.append(completion_logprobs(self._ref_models[i], *args, **kw))
+                        with ag.reference(): r_i.append(completion_logprobs(ag.model, *args, **rkw))
+                    else: r_i.append(completion_logprobs(self._ref_models[i], *args, **rkw))
                 else: r_i.append(None)
             olds.append(o_i); refs.append(r_i)
         return olds, refs
@@ -435,6 +436,7 @@ class MATrainer:
     def _open_loggers(self):
         if self._loggers is not None: return
         self.output_dir.mkdir(parents=True, exist_ok=True)
+        if not self._resumed: (self.output_dir / 'metrics.jsonl').unlink(missing_ok=True)  # a fresh run starts a fresh log
         self._loggers = {}
         if 'tensorboard' in self.args.report_to:
             try: from torch.utils.tensorboard import SummaryWriter
@@ -582,6 +584,7 @@ class MATrainer:
         if state['agents'] != [ag.name for ag in self.agents]:
             raise ValueError(f"checkpoint {path} holds agents {state['agents']}, this trainer has {[ag.name for ag in self.agents]}")
         self.load_agent_weights(path)
+        self._resumed = True
         ts = torch.load(path / 'training_state.pt', weights_only=False)
         for o, sd in zip(self.optimizers, ts['optimizers']): o.load_state_dict(sd)
         for s, sd in zip(self.schedulers, ts['schedulers']): s.load_state_dict(sd)
