@@ -165,7 +165,7 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
     after = trainer.evaluate(); trainer.log(after)
     log(f"trained:   {_fmt(after)}")
     from comlrl.viz import save_training_curves
-    save_training_curves(out)
+    save_training_curves(out)  # again, now with the final evaluation
     secs = time.perf_counter() - t0
     log(f"eval reward {before['eval/reward']:.3f} -> {after['eval/reward']:.3f} in {secs / 60:.1f} min; "
         f"agents, metrics.jsonl and training_curves.png in {out}" if before else f"eval reward {after['eval/reward']:.3f}")

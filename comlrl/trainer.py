@@ -492,6 +492,9 @@ class MATrainer:
             if a.save_steps and self.global_step % a.save_steps == 0: self.save_checkpoint()
         bar.close()
         if tb := (self._loggers or {}).get('tensorboard'): tb.close()
+        if self.log_history:  # the curves of every run, next to its metrics (see `41_viz`)
+            from comlrl.viz import save_training_curves
+            save_training_curves(self.output_dir)
         for cb in self.callbacks:
             if hasattr(cb, 'on_train_end'): cb.on_train_end(self)
         return self.log_history
