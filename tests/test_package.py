@@ -15,9 +15,19 @@ def test_version_matches_settings():
 
 
 def test_every_module_imports():
-    mods = sorted(p.stem for p in (ROOT / 'comlrl').glob('*.py') if not p.stem.startswith('_'))
-    assert {'core', 'models', 'generation'} <= set(mods)
+    pkg = ROOT / 'comlrl'
+    mods = sorted('.'.join(p.relative_to(pkg).with_suffix('').parts) for p in pkg.rglob('*.py') if not p.stem.startswith('_'))
+    assert {'core', 'models', 'generation', 'trainers.magrpo', 'envs.writing', 'cli'} <= set(mods)
     for m in mods: importlib.import_module(f'comlrl.{m}')
+
+
+def test_console_script():
+    "The `comlrl` command is installed; bad input is one line on stderr and exit status 2."
+    ok = subprocess.run(['comlrl', '--help'], capture_output=True, text=True)
+    assert ok.returncode == 0 and 'comlrl {train,eval}' in ok.stdout
+    bad = subprocess.run(['comlrl', 'train', '--algo', 'nope'], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "comlrl train: error: unknown algorithm 'nope': choose one of ippo, magrpo, mareinforce, maremax, marloo"]
 
 
 def test_readme_in_step_with_index_notebook():
