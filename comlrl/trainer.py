@@ -391,8 +391,8 @@ class MATrainer:
             if self.args.max_grad_norm is not None: gn = torch.nn.utils.clip_grad_norm_(params, self.args.max_grad_norm)
             else: gn = torch.norm(torch.stack([p.grad.norm() for p in params if p.grad is not None]))
             stats.setdefault(f'grad_norm/{ag.name}', []).append(float(gn))
-            opt.step(); sch.step(); opt.zero_grad(set_to_none=True)
-        stats['learning_rate'] = [self.schedulers[0].get_last_lr()[0]]
+            opt.step(); opt.zero_grad(set_to_none=True)
+        stats['learning_rate'] = [self.schedulers[0].get_last_lr()[0]]  # the rate this update used
 
     def _rollout_stats(self, ro: Rollout, advs: list, stats: dict):
         for l, L in enumerate(ro.levels):
@@ -417,6 +417,7 @@ class MATrainer:
         for _ in range(self.args.num_iterations):
             self._backward(rollouts, advs, [f[0] for f in fixed], [f[1] for f in fixed], stats)
             self._optimiser_step(stats)
+        for sch in self.schedulers: sch.step()  # the schedule counts training steps, not updates
         secs = time.perf_counter() - t0
         tokens = sum(int(g.completion_mask.sum()) for ro in rollouts for L in ro.levels for g in L.generations)
         stats['seconds_per_step'], stats['tokens_per_second'] = [secs], [tokens / secs]
