@@ -233,6 +233,7 @@ class ClassEvalEnv(Environment):
     "Class-level code completion on ClassEval (Du et al. 2023) by a team of agents that split the methods."
     name = 'classeval'
     hub_path, default_split, local_path = 'FudanSELab/ClassEval', 'test', 'classeval/ClassEval_data.json'
+    train_split, eval_split = 'test[:66]', 'test[66:82]'  # the defaults of `comlrl train` (the reference's split)
 
     def __init__(self, num_agents: int = 2, # agents sharing the methods (1: one agent writes them all)
                  split_rule: Union[str, Callable] = 'round_robin', # see `split_methods`

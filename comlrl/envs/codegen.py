@@ -416,6 +416,8 @@ class CodeGenEnv(Environment):
     hub_config: Optional[str] = None
     default_split: str = 'test'
     local_path: Optional[str] = None
+    train_split: Optional[str] = None  # what `comlrl train` trains on by default
+    eval_split: Optional[str] = None  # ...and evaluates on
 
     def __init__(self, num_agents: int = 2, # 2: helper + main; 1: one agent writes the function
                  dataset: Optional[str] = None, # hub dataset name; None: the class's, or its offline copy if present
@@ -538,16 +540,19 @@ class CodeGenEnv(Environment):
 class HumanEvalEnv(CodeGenEnv):
     "HumanEval (Chen et al. 2021): 164 problems, one `test` split."
     name, hub_path, default_split, local_path = 'humaneval', 'openai/openai_humaneval', 'test', 'humaneval/HumanEval.jsonl.gz'
+    train_split, eval_split = 'test[32:]', 'test[:32]'
 
 class CoopHumanEvalEnv(CodeGenEnv):
     "CoopHumanEval (Liu et al. 2025): 82 HumanEval-style problems chosen to reward a helper function."
     name, hub_path, default_split, local_path = 'coophumaneval', 'OpenMLRL/CoopHumanEval', 'train', 'coophumaneval/che_raw.json'
+    train_split, eval_split = 'train[16:]', 'train[:16]'
 
 _MBPP_SPLITS = {'prompt': (1, 10), 'test': (11, 510), 'validation': (511, 600), 'train': (601, 974)}
 
 class MBPPEnv(CodeGenEnv):
     "MBPP (Austin et al. 2021), the sanitized subset: 427 problems; or any HumanEval-style conversion of it."
     name, hub_path, hub_config, default_split, local_path = 'mbpp', 'google-research-datasets/mbpp', 'sanitized', 'test', 'mbpp/sanitized-mbpp.json'
+    train_split, eval_split = 'train', 'validation'
 
     def _load_offline(self, path: Path, split: str):
         "The offline file holds every split: select the hub's split by task id, then slice."
