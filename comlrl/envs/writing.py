@@ -137,8 +137,12 @@ class WritingEnv(Environment):
     def __init__(self, dataset_name: Optional[str] = None, # hub dataset (default: the environment's)
                  data_files=None, # local file(s) to read instead
                  rouge: bool = True, # report ROUGE against `completion` in evaluation (needs rouge-score)
+                 max_source_words: Optional[int] = None, # cut the source text to its first this many words (None: whole)
                 ):
+        if max_source_words is not None and (not isinstance(max_source_words, int) or max_source_words < 1):
+            raise ValueError(f"max_source_words must be None or a positive integer, got {max_source_words!r}")
         self.dataset_name, self.data_files, self.rouge = dataset_name or self.hub_name, data_files, rouge
+        self.max_source_words = max_source_words
 
     # ---- data
     def _from_rows(self, ds, source: str = 'the dataset'):
@@ -165,7 +169,13 @@ class WritingEnv(Environment):
     # ---- prompts and reward
     @property
     def formatters(self):
-        return [lambda item, i=i: f"{self.instructions[i]}\n\n{self._source(item)}" for i in range(2)]
+        return [lambda item, i=i: f"{self.instructions[i]}\n\n{self._clip(self._source(item))}" for i in range(2)]
+
+    def _clip(self, text: str) -> str:
+        "The first `max_source_words` words of `text` (whitespace kept), marked with ' …' when cut."
+        if self.max_source_words is None: return text
+        spans = list(re.finditer(r'\S+', text))
+        return text if len(spans) <= self.max_source_words else text[:spans[self.max_source_words - 1].end()] + ' …'
 
     def _source(self, item: dict) -> str:
         if 'prompt' not in item: raise KeyError(f"{type(self).__name__} items need a 'prompt' column, got {sorted(item)}")
