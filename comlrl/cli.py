@@ -60,7 +60,7 @@ class RunArguments:
     resume: bool = field(default=False, metadata={'help': 'continue from the latest checkpoint in output_dir'})
 
 LAPTOP_DEFAULTS = dict(  # small enough for a laptop CPU; override any of them
-    report_to='none', max_steps=30, per_device_train_batch_size=2, num_generations=4, max_completion_length=64, learning_rate=2e-4,
+    report_to='none', max_steps=12, per_device_train_batch_size=2, num_generations=4, max_completion_length=64, learning_rate=3e-4,
     temperature=1.0, logging_steps=1, per_device_eval_batch_size=16, save_steps=None)
 
 LAPTOP_ENV_ARGS = {'tldr': {'max_source_words': 128}}  # on a CPU only: long sources dominate the compute
@@ -192,8 +192,9 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
     from comlrl.viz import save_training_curves
     save_training_curves(out)  # again, now with the final evaluation
     secs = time.perf_counter() - t0
-    log(f"eval reward {before['eval/reward']:.3f} -> {after['eval/reward']:.3f} in {secs / 60:.1f} min; "
-        f"agents, metrics.jsonl and training_curves.png in {out}" if before else f"eval reward {after['eval/reward']:.3f}")
+    key = 'eval/reward' if 'eval/reward' in after else 'eval/return'  # multi-turn runs report per turn, and the return
+    log(f"{key} {before[key]:.3f} -> {after[key]:.3f} in {secs / 60:.1f} min; agents, metrics.jsonl and "
+        f"training_curves.png in {out}" if before else f"{key} {after[key]:.3f}")
     return {'before': before, 'after': after, 'seconds': secs, 'output_dir': str(out)}
 
 # %% ../nbs/40_cli.ipynb #0a50f9ea

@@ -4,6 +4,7 @@ Outputs are what the rendered docs and README show, so keep the ones that teach.
 stderr are dropped. Run `nbdev_clean` afterwards.
 
     OMP_NUM_THREADS=1 python tools/fill_outputs.py nbs/02_generation.ipynb [more notebooks]
+    OMP_NUM_THREADS=1 python tools/fill_outputs.py --slow nbs/14_ippo.ipynb   # also run `#| slow` cells (minutes)
 """
 import os, sys
 from pathlib import Path
@@ -34,4 +35,6 @@ def fill(path: Path):
 
 
 if __name__ == '__main__':
-    for f in [Path(a).resolve() for a in sys.argv[1:]]: fill(f); print('filled', f.name)
+    args = sys.argv[1:]
+    if '--slow' in args: args.remove('--slow'); SKIP.discard('slow')
+    for f in [Path(a).resolve() for a in args]: fill(f); print('filled', f.name)

@@ -6,7 +6,7 @@ Markdown cells are copied as they are. A code cell is shown with its saved text 
     python tools/make_readme.py           # rewrite README.md
     python tools/make_readme.py --check   # exit 1 if README.md is not what nbs/index.ipynb makes
 """
-import argparse, difflib, sys
+import argparse, difflib, re, sys
 from pathlib import Path
 
 from execnb.nbio import read_nb
@@ -34,12 +34,18 @@ def _code(cell) -> str:
     return '\n\n'.join(shown + [o for o in [_outputs(cell)] if o])
 
 
+def _relink(md: str, nb_path: Path) -> str:
+    "Links and images relative to the notebook (`[x](11_magrpo.ipynb)`, `![](images/x.png)`) made relative to the repository root, where README is."
+    folder = nb_path.parent.name
+    return re.sub(r'(!?\[[^\]]*\]\()(?![a-z]+://|/|#)([^)]+\))', lambda m: f'{m[1]}{folder}/{m[2]}', md)
+
+
 def render(nb_path: Path) -> str:
     "README text for the notebook at `nb_path`."
     nb = read_nb(nb_path)
     blocks = [f'<!-- generated from {nb_path.name} by tools/make_readme.py: edit the notebook, not this file -->']
     for cell in nb.cells:
-        text = cell['source'].strip() if cell['cell_type'] == 'markdown' else _code(cell)
+        text = _relink(cell['source'].strip(), nb_path) if cell['cell_type'] == 'markdown' else _code(cell)
         if text: blocks.append(text)
     return '\n\n'.join(blocks) + '\n'
 
