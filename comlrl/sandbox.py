@@ -98,19 +98,33 @@ def _hide_roots(mode: str, needed: list) -> list:
     roots = sorted(r for r in roots if os.path.isdir(r) and r != '/')
     return [r for r in roots if not any(r != q and r.startswith(q + '/') for q in roots)]
 
-def _fstab(mode: str, needed: list, disk_mb: int) -> str:
-    "The mounts of a namespace run, as an fstab for one `mount -a` call (one process instead of one per mount)."
+_SCRATCH = ('/var/tmp', '/dev/shm', '/run/lock')  # each gets a fresh tmpfs in the run
+
+def _fstab(mode: str, needed: list, disk_mb: int) -> tuple[str, str]:
+    """The mounts of a namespace run, as two fstabs for `mount -a` (one process instead of one per mount): before the
+    private `/tmp` is mounted, and after it, to bind back interpreter paths that live under `/tmp` (a virtual
+    environment made in `/tmp`, as CI does)."""
     esc = lambda p: p.replace('\\', '\\134').replace(' ', '\\040').replace('\t', '\\011').replace('\n', '\\012')
-    lines, k = ['sbx-stage /tmp tmpfs size=1m,mode=700 0 0'], 0
-    for h in _hide_roots(mode, needed):
+    in_tmp = [p for p in needed if p == '/tmp' or p.startswith('/tmp/')]
+    rest = [p for p in needed if p not in in_tmp]
+    scratch = [d for d in _SCRATCH if os.path.isdir(d)]
+    if in_tmp and not scratch:
+        raise RuntimeError(f"the interpreter's files {in_tmp} are under /tmp and there is no {'/'.join(_SCRATCH)} to "
+                           "stage them on: install the environment outside /tmp")
+    lines = [f'sbx-tmp {d} tmpfs size={disk_mb}m,mode=1777,nosuid,nodev 0 0' for d in scratch]
+    after = []
+    for j, p in enumerate(in_tmp):  # bind aside onto a scratch tmpfs before /tmp is covered, back once it is
+        lines.append(f'{esc(p)} {scratch[0]}/.sbx-t{j} none bind,X-mount.mkdir 0 0')
+        after.append(f'{scratch[0]}/.sbx-t{j} {esc(p)} none bind,X-mount.mkdir 0 0')
+    lines.append('sbx-stage /tmp tmpfs size=1m,mode=700 0 0')
+    k = 0
+    for h in _hide_roots(mode, rest):
         staged = []
-        for p in (p for p in needed if p.startswith(h + '/')):  # bind aside before the tmpfs covers it, then back
+        for p in (p for p in rest if p.startswith(h + '/')):  # bind aside before the tmpfs covers it, then back
             lines.append(f'{esc(p)} /tmp/s{k} none bind,X-mount.mkdir 0 0'); staged.append((f'/tmp/s{k}', p)); k += 1
         lines.append(f'sbx-hide {esc(h)} tmpfs size=1m,mode=755 0 0')
         lines += [f'{s} {esc(p)} none bind,X-mount.mkdir 0 0' for s, p in staged]
-    for d in ('/var/tmp', '/dev/shm', '/run/lock'):
-        if os.path.isdir(d): lines.append(f'sbx-tmp {d} tmpfs size={disk_mb}m,mode=1777,nosuid,nodev 0 0')
-    return '\n'.join(lines) + '\n'
+    return '\n'.join(lines) + '\n', '\n'.join(after) + '\n' if after else ''
 
 def _fstab_file(content: str) -> str:
     path = os.path.join(_private_dir(), 'fstab-' + hashlib.sha256(content.encode()).hexdigest()[:16])
@@ -432,12 +446,14 @@ _exit(_code)
 
 # %% ../nbs/21_sandbox.ipynb #141d8282
 _NS_SCRIPT = r'''set -e
+A=; [ "$4" = - ] || A=$(cat "$4")
 mount -a -i -T "$1"
 U=$2; O=; [ "$U" = - ] || O=",uid=$U,gid=$U"
 mount -i -t tmpfs -o "size=$3m,mode=700,nosuid,nodev$O" sbx-work /tmp
+if [ -n "$A" ]; then printf '%s\n' "$A" > /tmp/.sbx-fstab; mount -a -i -T /tmp/.sbx-fstab; rm -f /tmp/.sbx-fstab; fi
 mount -i -t proc -o nosuid,nodev,noexec proc /proc 2>/dev/null || true
 cd /tmp
-shift 3
+shift 4
 if [ "$U" = - ]; then setpriv --no-new-privs --bounding-set=-all --inh-caps=-all -- "$@"
 else setpriv --reuid="$U" --regid="$U" --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all -- "$@"; fi
 '''
@@ -471,11 +487,12 @@ def _launch(isolation: str, python: str, limits: Limits, job: dict, key: bytes):
     pdeath = ['setpriv', '--pdeathsig', 'KILL', '--'] if shutil.which('setpriv') else []
     workdir, kw = None, {}
     if isolation in ('namespaces', 'user-namespaces'):
-        fstab = _fstab_file(_fstab(isolation, _needed_paths(python), limits.disk_mb))
+        before, after = _fstab(isolation, _needed_paths(python), limits.disk_mb)
+        fstab, fstab_after = _fstab_file(before), (_fstab_file(after) if after else '-')
         ns = ['--net', '--pid', '--ipc', '--uts', '--mount', '--kill-child']
         if isolation == 'user-namespaces': ns = ['--user', '--map-root-user'] + ns
         cmd = [*pdeath, 'unshare', *ns, '--', '/bin/sh', '-c', _NS_SCRIPT, 'sh', fstab,
-               '-' if uid is None else str(uid), str(limits.disk_mb), *harness]
+               '-' if uid is None else str(uid), str(limits.disk_mb), fstab_after, *harness]
         job.update(setsid=True, writable=['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/dev/null'])
         env, cwd = _env('/tmp'), '/'
     else:
