@@ -27,16 +27,19 @@ from .rollout import Rollout, rollout
 LOSS_TYPES = ('seq_sum', 'token_mean', 'dr_grpo')
 
 def token_loss(logps: torch.Tensor, # [N, C] log π_θ(y_t | ·), with gradient
-               advantages: torch.Tensor, # [N] one advantage per sample
+               advantages: torch.Tensor, # [N] one advantage per sample, or [N, C] one per token (PPO with a critic)
                old_logps: Optional[torch.Tensor] = None, # [N, C] log π_old; None: the current (detached) values
                ref_logps: Optional[torch.Tensor] = None, # [N, C] log π_ref, when beta > 0
                epsilon: float = 0.2, # clip range of the ratio
                beta: float = 0.0, # KL coefficient
               ) -> tuple[torch.Tensor, dict]: # ℓ [N, C], and per-token diagnostics (kl, clipped)
     "Per-token clipped policy-gradient loss with an optional KL penalty (see the formula above)."
+    if advantages.shape not in (logps.shape[:1], logps.shape):
+        raise ValueError(f"advantages have shape {tuple(advantages.shape)}: expected {tuple(logps.shape[:1])} (one per sample) "
+                         f"or {tuple(logps.shape)} (one per token) for log-probs of shape {tuple(logps.shape)}")
     old = logps.detach() if old_logps is None else old_logps
     ratio = torch.exp(logps - old)
-    A = advantages.unsqueeze(1).to(logps.dtype)
+    A = (advantages.unsqueeze(1) if advantages.dim() == 1 else advantages).to(logps.dtype)
     clipped = ratio.clamp(1 - epsilon, 1 + epsilon)
     loss = -torch.min(ratio * A, clipped * A)
     info = {'clipped': ((ratio * A) > (clipped * A)).float()}

@@ -20,7 +20,7 @@ from transformers import get_scheduler
 from ..generation import completion_logprobs, encode_prompts
 from ..models import Agent, _peft
 from ..rollout import Rollout, credit_samples
-from ..trainer import MAConfig, MATrainer, _rng_state, _set_rng_state, loss_denominator
+from ..trainer import MAConfig, MATrainer, _rng_state, _set_rng_state, loss_denominator, token_loss
 
 # %% ../../nbs/14_ippo.ipynb #e5a86fb1
 def gae(rewards: torch.Tensor, # [N, C] reward of each token (usually 0 except at the last real token)
@@ -98,19 +98,7 @@ def ppo_policy_loss(logps: torch.Tensor, # [N, C] log π_θ(y_t | s_t), with gra
     "Per-token negative clipped surrogate of PPO (Schulman et al. 2017, eq. 7), plus an optional KL penalty."
     if advantages.shape != logps.shape:
         raise ValueError(f"advantages have shape {tuple(advantages.shape)}, log-probs {tuple(logps.shape)}: IPPO needs one advantage per token")
-    old = logps.detach() if old_logps is None else old_logps
-    ratio = torch.exp(logps - old)
-    A = advantages.to(logps.dtype)
-    unclipped, clipped = ratio * A, ratio.clamp(1 - epsilon, 1 + epsilon) * A
-    loss = -torch.min(unclipped, clipped)
-    info = {'clipped': (unclipped > clipped).float()}
-    if beta > 0:
-        if ref_logps is None: raise ValueError("beta > 0 needs the reference log-probs ref_logps")
-        delta = ref_logps - logps
-        kl = torch.exp(delta) - delta - 1
-        loss = loss + beta * kl
-        info['kl'] = kl.detach()
-    return loss, info
+    return token_loss(logps, advantages, old_logps, ref_logps, epsilon, beta)  # the shared loss, per-token advantages
 
 def ppo_value_loss(values: torch.Tensor, # [N, C] V_φ(s_t), with gradient
                    returns: torch.Tensor, # [N, C] λ-returns (targets)
