@@ -126,6 +126,7 @@ class MAConfig:
     top_k: int = 0  # 0: off
     min_p: Optional[float] = None
     repetition_penalty: float = 1.0
+    cache_implementation: Optional[str] = None  # key-value cache for generation: 'static', 'dynamic'; None: static on CPU
     use_chat_template: Optional[bool] = None  # None: when the tokenizer has one
     system_prompt: Optional[str] = None
     joint_mode: str = 'align'  # 'align' or 'cross'
@@ -159,6 +160,8 @@ class MAConfig:
         if self.max_grad_norm is not None and not self.max_grad_norm > 0: bad('max_grad_norm', f"must be > 0 or None, got {self.max_grad_norm}")
         if not self.temperature > 0: bad('temperature', f"must be > 0, got {self.temperature}")
         if not 0 < self.top_p <= 1: bad('top_p', f"must be in (0, 1], got {self.top_p}")
+        if self.cache_implementation not in (None, 'static', 'dynamic'):
+            bad('cache_implementation', f"must be 'static', 'dynamic' or None, got {self.cache_implementation!r}")
         if not 0 <= self.gamma <= 1: bad('gamma', f"must be in [0, 1], got {self.gamma}")
         if self.beta < 0: bad('beta', f"must be >= 0, got {self.beta}")
         if not 0 < self.epsilon < 1: bad('epsilon', f"must be in (0, 1), got {self.epsilon}")
@@ -309,7 +312,8 @@ class MATrainer:
     def _generation_kwargs(self, greedy: bool = False) -> dict:
         a = self.args
         kw = dict(max_completion_length=a.max_completion_length, repetition_penalty=a.repetition_penalty,
-                  use_chat_template=a.use_chat_template, system_prompt=a.system_prompt, max_prompt_length=a.max_prompt_length)
+                  use_chat_template=a.use_chat_template, system_prompt=a.system_prompt, max_prompt_length=a.max_prompt_length,
+                  cache_implementation=a.cache_implementation)
         if greedy: return {**kw, 'do_sample': False}
         return {**kw, 'temperature': a.temperature, 'top_p': a.top_p, 'top_k': a.top_k, 'min_p': a.min_p}
 
