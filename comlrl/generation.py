@@ -90,10 +90,16 @@ def eos_token_ids(model: nn.Module, tokenizer: PreTrainedTokenizerBase) -> list[
     if not ids: raise ValueError("neither the tokenizer nor the model's generation config defines an EOS token")
     return sorted(ids)
 
+def _text_config(model): return model.config.get_text_config() if hasattr(model.config, 'get_text_config') else model.config
+
+def _sliding(model) -> bool:
+    "Whether some layers use sliding-window attention (their cache keeps only the window, so the simple paths do not apply)."
+    return 'sliding_attention' in (getattr(_text_config(model), 'layer_types', None) or [])
+
 def _use_static_cache(model, device, cache_implementation) -> bool:
     if cache_implementation is not None: return cache_implementation == 'static'
     base = model.get_base_model() if hasattr(model, 'get_base_model') else model
-    return device.type == 'cpu' and getattr(base, '_can_compile_fullgraph', False)  # the models that support StaticCache
+    return device.type == 'cpu' and getattr(base, '_can_compile_fullgraph', False) and not _sliding(model)
 
 def prefill_cache(model: nn.Module, # causal LM
                   ids: torch.Tensor, # [B, P] long, left-padded prompts
@@ -119,7 +125,7 @@ def prefill_cache(model: nn.Module, # causal LM
         layers = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=pos[:, :-1],
                        use_cache=True, logits_to_keep=1).past_key_values.layers
         kv = [(l.keys, l.values) for l in layers]
-    config = model.config.get_text_config() if hasattr(model.config, 'get_text_config') else model.config
+    config = _text_config(model)
     cache = StaticCache(config=config, max_cache_len=P + max_completion_length) if static else DynamicCache(config=config)
     for i, (k, v) in enumerate(kv): cache.update(k.repeat_interleave(num_generations, 0), v.repeat_interleave(num_generations, 0), i)
     return cache
@@ -169,7 +175,7 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
             ids, mask = prompt_ids.to(device), prompt_mask.to(device)
             if prefix_sharing and P > 1:  # run each prompt once, then continue K copies from its cache
                 static = _use_static_cache(model, device, cache_implementation)
-                cache = prefill_cache(model, ids, mask, K, max_completion_length, static=static, per_prompt=device.type == 'cpu')
+                cache = prefill_cache(model, ids, mask, K, max_completion_length, static=static, per_prompt=device.type == 'cpu' and not _sliding(model))
                 cfg.num_return_sequences = 1
                 cfg.disable_compile = True  # a static cache would otherwise compile the model on GPUs, once per shape
                 seqs = model.generate(input_ids=ids.repeat_interleave(K, 0), attention_mask=mask.repeat_interleave(K, 0),
