@@ -16,7 +16,7 @@ from typing import Callable, Optional, Sequence, Union
 from fastcore.basics import patch
 
 from ..core import Environment, data_dir, load_task_dataset
-from .codegen import _compile_error, _fence, extract_code, parse_code, solved_within
+from .codegen import _compile_error, _fence, extract_code, last_feedback, parse_code, revision_prompt, solved_within
 from ..sandbox import ExecResult, Limits, Sandbox
 
 # %% ../../nbs/23_classeval.ipynb #8d0d4c19
@@ -347,17 +347,10 @@ def transition(self: ClassEvalEnv, item: dict, # the ClassEval item
               ) -> list[str]: # the next prompt of each agent
     "Each agent's next prompt: its turn-0 prompt, its previous methods and the feedback on its branch."
     last = history[-1]
-    fb = last.feedback.get('feedback')
-    if not isinstance(fb, ClassFeedback):
-        raise TypeError(f"ClassEvalEnv.transition needs the ClassFeedback its reward_func returns, got {type(fb).__name__}")
-    out = []
-    for i in range(self.num_agents):
-        code = extract_code(last.completions[i]).strip()
-        prev = _fence(code) if code else f"(no code) {last.completions[i].strip()[:500]}"
-        out.append(f"{self.agent_prompt(item, i)}\n\nYour previous answer:\n{prev}\n\nWhat happened when the merged class "
-                   f"was tested:\n{render_class_feedback(fb, i, self.max_feedback_tests)}\n\n"
-                   f"Fix the problems and answer with the complete revised methods in one ```python block.")
-    return out
+    fb = last_feedback(self, history, ClassFeedback)
+    return [revision_prompt(self.agent_prompt(item, i), extract_code(c).strip(), c, 'the merged class was tested',
+                            render_class_feedback(fb, i, self.max_feedback_tests), 'methods')
+            for i, c in enumerate(last.completions[:self.num_agents])]
 
 @patch
 def compute_metrics(self: ClassEvalEnv, rollout, # a `Rollout` (greedy: one joint action per node)

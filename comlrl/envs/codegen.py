@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['extract_code', 'ParsedCode', 'parse_code', 'TestSuite', 'item_tests', 'prompt_context', 'mbpp_item', 'AuxUsage',
            'aux_usage', 'CodeFeedback', 'CodeRewardWeights', 'check_joint', 'grade_tests', 'CodeGenEnv', 'HumanEvalEnv',
-           'CoopHumanEvalEnv', 'MBPPEnv', 'render_feedback', 'pass_at_k', 'solved_within']
+           'CoopHumanEvalEnv', 'MBPPEnv', 'render_feedback', 'last_feedback', 'revision_prompt', 'pass_at_k',
+           'solved_within']
 
 # %% ../../nbs/22_codegen.ipynb #6dfad066
 import ast, builtins, re, textwrap, warnings
@@ -580,13 +581,30 @@ def render_feedback(fb: CodeFeedback, # one joint action's feedback
         if len(fb.failed) > max_tests: lines.append(f"- ... and {len(fb.failed) - max_tests} more failing tests.")
     return '\n'.join(lines)
 
-def _revision_prompt(env, item: dict, agent: int, previous: str, fb: CodeFeedback) -> str:
-    code = parse_code(previous).source.strip()
+def last_feedback(env, history: list, cls: type):
+    "The `cls` feedback that `env`'s reward function left on the branch's last turn. Raises `TypeError` for any other."
+    fb = history[-1].feedback.get('feedback')
+    if not isinstance(fb, cls):
+        raise TypeError(f"{type(env).__name__}.transition needs the {cls.__name__} its reward_func returns, got {type(fb).__name__}: "
+                        "use this environment's reward_func with its transition")
+    return fb
+
+def revision_prompt(prompt: str, # the agent's turn-0 prompt
+                    code: str, # the code extracted from its previous answer ('' if none)
+                    previous: str, # the previous answer as written
+                    event: str, # what was run, e.g. "the team's code was run"
+                    feedback: str, # the rendered feedback
+                    what: str, # what to answer with, e.g. "function `f`"
+                   ) -> str:
+    "The next turn's prompt: the first prompt, the previous answer, what happened when it ran, and the request to fix it."
     shown = _fence(code) if code else f"(no code) {previous.strip()[:500]}"
-    what = 'helper `aux`' if env.num_agents == 2 and agent == 0 else f"function `{item['entry_point']}`"
-    return (f"{env.formatters[agent](item)}\n\nYour previous answer:\n{shown}\n\n"
-            f"What happened when the team's code was run:\n{render_feedback(fb, agent, env.max_feedback_tests)}\n\n"
+    return (f"{prompt}\n\nYour previous answer:\n{shown}\n\nWhat happened when {event}:\n{feedback}\n\n"
             f"Fix the problems and answer with the complete revised {what} in one ```python block.")
+
+def _revision_prompt(env, item: dict, agent: int, previous: str, fb: CodeFeedback) -> str:
+    what = 'helper `aux`' if env.num_agents == 2 and agent == 0 else f"function `{item['entry_point']}`"
+    return revision_prompt(env.formatters[agent](item), parse_code(previous).source.strip(), previous,
+                           "the team's code was run", render_feedback(fb, agent, env.max_feedback_tests), what)
 
 @patch
 def transition(self: CodeGenEnv, item: dict, # the task item
@@ -594,10 +612,7 @@ def transition(self: CodeGenEnv, item: dict, # the task item
               ) -> list[str]: # the next prompt of each agent
     "Each agent's next prompt: its turn-0 prompt, its previous code and the feedback on its branch."
     last = history[-1]
-    fb = last.feedback.get('feedback')
-    if not isinstance(fb, CodeFeedback):
-        raise TypeError(f"{type(self).__name__}.transition needs the CodeFeedback its reward_func returns, got {type(fb).__name__}: "
-                        "use this environment's reward_func with its transition")
+    fb = last_feedback(self, history, CodeFeedback)
     return [_revision_prompt(self, item, i, last.completions[i], fb) for i in range(self.num_agents)]
 
 # %% ../../nbs/22_codegen.ipynb #ce5536ea
