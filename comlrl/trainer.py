@@ -126,7 +126,7 @@ class MAConfig:
     top_k: int = 0  # 0: off
     min_p: Optional[float] = None
     repetition_penalty: float = 1.0
-    cache_implementation: Optional[str] = None  # key-value cache for generation: 'static', 'dynamic'; None: static on CPU
+    cache_implementation: Optional[str] = None  # key-value cache for generation: 'shared', 'static', 'dynamic'; None: the fastest that applies (see 02_generation)
     use_chat_template: Optional[bool] = None  # None: when the tokenizer has one
     system_prompt: Optional[str] = None
     joint_mode: str = 'align'  # 'align' or 'cross'
@@ -160,8 +160,8 @@ class MAConfig:
         if self.max_grad_norm is not None and not self.max_grad_norm > 0: bad('max_grad_norm', f"must be > 0 or None, got {self.max_grad_norm}")
         if not self.temperature > 0: bad('temperature', f"must be > 0, got {self.temperature}")
         if not 0 < self.top_p <= 1: bad('top_p', f"must be in (0, 1], got {self.top_p}")
-        if self.cache_implementation not in (None, 'static', 'dynamic'):
-            bad('cache_implementation', f"must be 'static', 'dynamic' or None, got {self.cache_implementation!r}")
+        if self.cache_implementation not in (None, 'shared', 'static', 'dynamic'):
+            bad('cache_implementation', f"must be 'shared', 'static', 'dynamic' or None, got {self.cache_implementation!r}")
         if not 0 <= self.gamma <= 1: bad('gamma', f"must be in [0, 1], got {self.gamma}")
         if self.beta < 0: bad('beta', f"must be >= 0, got {self.beta}")
         if not 0 < self.epsilon < 1: bad('epsilon', f"must be in (0, 1), got {self.epsilon}")
