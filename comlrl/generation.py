@@ -165,7 +165,9 @@ def shared_prefix_attention(module: nn.Module, # the attention layer (its `layer
                             dropout: float = 0.0, # unused (generation runs in eval mode)
                             **kwargs) -> tuple[torch.Tensor, None]: # [B·K, T, H, D] attention output
     "Exact attention over [the group's prompt, the row's own tokens] with one copy of the prompt per group (see above)."
-    layer = _SHARED_CACHE.get().layers[module.layer_idx]
+    cache = _SHARED_CACHE.get()
+    if cache is None: raise RuntimeError("shared_prefix_attention reads the cache given to `shared_prefix_decoding`: run the model inside it")
+    layer = cache.layers[module.layer_idx]
     pk, pv = layer.prefix_keys, layer.prefix_values
     (N, H, T, D), (B, Hkv, Pp, _), n = query.shape, pk.shape, key.shape[2]
     K, G = N // B, H // Hkv  # samples per prompt, query heads per key head
@@ -298,8 +300,8 @@ def _plain_logprobs(model, p_ids, p_mask, c_ids):
     input_ids = torch.cat([p_ids, c_ids], 1)
     attn = torch.cat([p_mask, torch.ones_like(c_ids)], 1)
     pos = (attn.cumsum(-1) - 1).clamp(min=0)
-    logits = model(input_ids=input_ids, attention_mask=attn, position_ids=pos, logits_to_keep=C + 1).logits
-    return logits[:, :-1]  # [n, C, V]: position P+t-1 predicts y_t
+    keep = torch.arange(p_ids.shape[1] - 1, input_ids.shape[1] - 1, device=input_ids.device)  # position P+t-1 predicts y_t
+    return model(input_ids=input_ids, attention_mask=attn, position_ids=pos, logits_to_keep=keep).logits  # [n, C, V]
 
 def prefix_tree_mask(prompt_mask: torch.Tensor, # [g, P] long/bool, left-padded prompts
                      num_generations: int, # K completions follow each prompt
@@ -330,10 +332,10 @@ def _tree_prefix_logprobs(model, p_ids, p_mask, c_ids, K):
         dtype = next(model.parameters()).dtype
         mask = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(~mask, torch.finfo(dtype).min)
     ids = torch.cat([p_ids, c_ids[:, :-1].reshape(g, K * (C - 1))], 1)
-    keep = torch.cat([torch.tensor([P - 1]), P + torch.arange(K * (C - 1))]).to(p_ids.device)
+    # the positions predicting completion k's tokens: the prompt's last (y_1, once per k) and its own first C-1
+    keep = torch.cat([torch.full((K, 1), P - 1), P + torch.arange(K * (C - 1)).view(K, C - 1)], 1).flatten().to(p_ids.device)
     logits = model(input_ids=ids, attention_mask=mask[:, None], position_ids=pos, logits_to_keep=keep).logits
-    first = logits[:, :1].repeat_interleave(K, 0)  # the prompt's last token predicts every y_1
-    return torch.cat([first, logits[:, 1:].reshape(g * K, C - 1, -1)], 1)  # [g·K, C, V]
+    return logits.view(g * K, C, logits.shape[-1])  # [g·K, C, V], in place: no slice or concatenation to undo backwards
 
 def _cached_prefix_logprobs(model, p_ids, p_mask, c_ids, K):
     "The cache route: run the prompts, repeat their key-value cache K times, run the completions on it."
