@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['encode_prompts', 'completion_mask', 'Generation', 'eos_token_ids', 'SharedPrefixLayer', 'shared_prefix_attention',
-           'shared_prefix_decoding', 'prefill_cache', 'generate', 'prefix_tree_mask', 'completion_logprobs',
-           'sequence_logprobs']
+           'shared_prefix_decoding', 'prefill_cache', 'InverseCDFSampler', 'generate', 'prefix_tree_mask',
+           'completion_logprobs', 'sequence_logprobs']
 
 # %% ../nbs/02_generation.ipynb #3fbefb4f
 import contextvars
@@ -16,7 +16,9 @@ from typing import Optional, Sequence, Union
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import AttentionInterface, Cache, DynamicCache, GenerationConfig, PreTrainedTokenizerBase, StaticCache
+from transformers import (AttentionInterface, Cache, DynamicCache, GenerationConfig, LogitsProcessor, LogitsProcessorList,
+                          MinPLogitsWarper, PreTrainedTokenizerBase, StaticCache, TemperatureLogitsWarper, TopKLogitsWarper,
+                          TopPLogitsWarper)
 from transformers.cache_utils import CacheLayerMixin
 
 from .core import Prompt
@@ -234,6 +236,26 @@ def prefill_cache(model: nn.Module, # causal LM
     for i, (k, v) in enumerate(kv): cache.update(k.repeat_interleave(num_generations, 0), v.repeat_interleave(num_generations, 0), i)
     return cache
 
+class InverseCDFSampler(LogitsProcessor):
+    "Draws one token per row from softmax(scores) by inverse-CDF sampling and returns scores that are finite only there."
+    def __call__(self, input_ids: torch.LongTensor, # [N, t] the sequences so far (unused)
+                 scores: torch.FloatTensor, # [N, V] processed scores (-inf where a warper removed a token)
+                ) -> torch.FloatTensor: # [N, V]: 0 at the drawn token, -inf elsewhere (greedy decoding then picks it)
+        cdf = scores.softmax(-1, dtype=torch.float32).cumsum_(-1)  # [N, V] F_i
+        u = (1 - torch.rand(scores.shape[0], 1, device=scores.device, dtype=cdf.dtype)) * cdf[:, -1:]  # (0, F_V]
+        token = torch.searchsorted(cdf, u).clamp_(max=scores.shape[-1] - 1)  # [N, 1] first i with F_i >= u
+        return torch.full_like(scores, float('-inf')).scatter_(1, token, 0.0)
+
+def _sampling_processors(temperature, top_k, top_p, min_p) -> LogitsProcessorList:
+    "Hugging Face's warpers in its own order, then the sampler."
+    ps = LogitsProcessorList()
+    if temperature != 1.0: ps.append(TemperatureLogitsWarper(temperature))
+    if top_k: ps.append(TopKLogitsWarper(top_k))
+    if top_p < 1.0: ps.append(TopPLogitsWarper(top_p))
+    if min_p is not None: ps.append(MinPLogitsWarper(min_p))
+    ps.append(InverseCDFSampler())
+    return ps
+
 def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adapter active)
              tokenizer: PreTrainedTokenizerBase, # left-padded, with a pad token
              prompts: Sequence[Prompt], # B prompts
@@ -267,10 +289,10 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
                          f"{max_completion_length} exceeds the model's context of {ctx} tokens")
     device = next(model.parameters()).device
     eos = eos_token_ids(model, tokenizer)
-    sampling = dict(temperature=temperature, top_p=top_p, top_k=top_k, min_p=min_p) if do_sample else {}
-    cfg = GenerationConfig(max_new_tokens=max_completion_length, do_sample=do_sample, num_return_sequences=num_generations,
+    processors = _sampling_processors(temperature, top_k, top_p, min_p) if do_sample else LogitsProcessorList()
+    cfg = GenerationConfig(max_new_tokens=max_completion_length, do_sample=False, num_return_sequences=1,  # see InverseCDFSampler
                            repetition_penalty=repetition_penalty, pad_token_id=tokenizer.pad_token_id,
-                           eos_token_id=eos, bos_token_id=tokenizer.bos_token_id, use_cache=True, **sampling)
+                           eos_token_id=eos, bos_token_id=tokenizer.bos_token_id, use_cache=True)
     K, P = num_generations, prompt_ids.shape[1]
     was_training = model.training
     model.eval()
@@ -281,12 +303,12 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
                 impl = _cache_choice(model, device, cache_implementation)
                 cache = prefill_cache(model, ids, mask, K, max_completion_length, implementation=impl,
                                       per_prompt=device.type == 'cpu' and not _sliding(model))
-                cfg.num_return_sequences = 1
                 cfg.disable_compile = True  # a static cache would otherwise compile the model on GPUs, once per shape
                 with shared_prefix_decoding(model, cache) if impl == 'shared' else nullcontext():
                     seqs = model.generate(input_ids=ids.repeat_interleave(K, 0), attention_mask=mask.repeat_interleave(K, 0),
-                                          past_key_values=cache, generation_config=cfg)
-            else: seqs = model.generate(input_ids=ids, attention_mask=mask, generation_config=cfg)
+                                          past_key_values=cache, generation_config=cfg, logits_processor=processors)
+            else: seqs = model.generate(input_ids=ids.repeat_interleave(K, 0), attention_mask=mask.repeat_interleave(K, 0),
+                                        generation_config=cfg, logits_processor=processors)
     finally:
         model.train(was_training)
     completion_ids = seqs[:, P:].cpu().clone()  # a normal tensor: inference tensors cannot enter autograd later
