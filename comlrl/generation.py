@@ -104,6 +104,10 @@ def _sliding(model) -> bool:
 
 def _base(model): return model.get_base_model() if hasattr(model, 'get_base_model') else model
 
+def _additive_mask(keep: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    "A boolean mask (True: attend) as scores to add: 0 where kept, the dtype's minimum elsewhere."
+    return torch.zeros(keep.shape, dtype=dtype, device=keep.device).masked_fill_(~keep.bool(), torch.finfo(dtype).min)
+
 def _shared_ok(model) -> bool:
     "Whether generation can use the shared-prefix cache: attention through `AttentionInterface`, every layer full attention."
     base = _base(model)
@@ -131,9 +135,7 @@ class SharedPrefixLayer(CacheLayerMixin):
                 ):
         super().__init__()
         self.prefix_keys, self.prefix_values = prefix_keys, prefix_values
-        dtype = prefix_keys.dtype  # additive mask on the prefix scores: 0 on tokens, the dtype's minimum on padding
-        self.prefix_bias = torch.zeros(prefix_mask.shape, dtype=dtype, device=prefix_keys.device).masked_fill_(
-            ~prefix_mask.bool(), torch.finfo(dtype).min)[:, None, None, :]  # [B, 1, 1, P']
+        self.prefix_bias = _additive_mask(prefix_mask.to(prefix_keys.device), prefix_keys.dtype)[:, None, None, :]  # [B, 1, 1, P']
         self.max_new_tokens, self.length = max_new_tokens, 0
 
     def lazy_initialization(self, key_states, value_states):
@@ -351,8 +353,7 @@ def _tree_prefix_logprobs(model, p_ids, p_mask, c_ids, K):
     (g, P), C = p_ids.shape, c_ids.shape[1]
     mask, pos = prefix_tree_mask(p_mask, K, C - 1)
     if _text_config(model)._attn_implementation == 'eager':  # eager attention adds its mask to the scores
-        dtype = next(model.parameters()).dtype
-        mask = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(~mask, torch.finfo(dtype).min)
+        mask = _additive_mask(mask, next(model.parameters()).dtype)
     ids = torch.cat([p_ids, c_ids[:, :-1].reshape(g, K * (C - 1))], 1)
     # the positions predicting completion k's tokens: the prompt's last (y_1, once per k) and its own first C-1
     keep = torch.cat([torch.full((K, 1), P - 1), P + torch.arange(K * (C - 1)).view(K, C - 1)], 1).flatten().to(p_ids.device)
