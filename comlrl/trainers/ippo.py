@@ -20,7 +20,7 @@ from transformers import get_scheduler
 from ..generation import completion_logprobs, encode_prompts
 from ..models import Agent, _peft
 from ..rollout import Rollout, credit_samples
-from ..trainer import MAConfig, MATrainer, _rng_state, _set_rng_state, loss_denominator, token_loss
+from ..trainer import MAConfig, MATrainer, REFERENCE_CONFIG_FIELDS, _rng_state, _set_rng_state, loss_denominator, token_loss
 
 # %% ../../nbs/14_ippo.ipynb #e5a86fb1
 def gae(rewards: torch.Tensor, # [N, C] reward of each token (usually 0 except at the last real token)
@@ -289,6 +289,12 @@ class IPPOConfig(MAConfig):
     whiten_advantages: bool = True  # normalise each agent's advantages to mean 0, std 1 over the step's tokens
     critic_learning_rate: Optional[float] = None  # learning rate of the critic's parameter group (None: learning_rate)
     centralized_critic: bool = False  # True: one team critic reading all prompts and the partners' responses (MAPPO)
+    reference_fields = {**REFERENCE_CONFIG_FIELDS,  # the reference's IAC fields named differently here (not a dataclass field)
+        'value_loss_coef': 'vf_coef', 'value_clip_range': 'cliprange_value',
+        'advantage_normalization': 'whiten_advantages (normalise each agent\'s advantages over the step\'s tokens)',
+        'critic_type': "nothing: comlrl's critics estimate V per token, for GAE (there is no Q critic)",
+        'value_head_hidden_dim': 'nothing: the value head is one linear layer on the last hidden state',
+        'critic_value_head_hidden_dim': 'nothing: the value head is one linear layer on the last hidden state'}
 
     def __post_init__(self):
         super().__post_init__()
