@@ -9,18 +9,25 @@ __all__ = ['logger', 'Prompt', 'Formatter', 'JointAction', 'REWARD_CONTRACTS', '
            'data_dir', 'load_task_dataset']
 
 # %% ../nbs/00_core.ipynb #cbcc115f
-import functools, importlib, inspect, logging, math, os, time, weakref
+import functools, importlib, inspect, logging, math, os, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import torch
 from fastcore.basics import patch
+from tqdm import tqdm
 
 # %% ../nbs/00_core.ipynb #113d6eed
+class _LineHandler(logging.Handler):
+    "Writes each line to whatever `sys.stderr` is then (notebooks and test runners replace it), above any progress bar."
+    def emit(self, record):
+        try: tqdm.write(self.format(record), file=sys.stderr)
+        except Exception: self.handleError(record)  # logging's own convention: report the failure, never raise from a log call
+
 logger = logging.getLogger('comlrl')  # INFO: what comlrl decided for you; WARNING: what looks wrong
 if not logger.handlers:  # a handler of its own, as transformers does, so the lines show without logging.basicConfig
-    _handler = logging.StreamHandler()
+    _handler = _LineHandler()
     _handler.setFormatter(logging.Formatter('[comlrl] %(message)s'))
     logger.addHandler(_handler)
     logger.setLevel(os.environ.get('COMLRL_LOG_LEVEL', 'INFO').upper())
