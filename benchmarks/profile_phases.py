@@ -2,8 +2,8 @@
 
 Wraps (by name, for this process only) the prefill, the generate calls, the rollout, the log-prob forwards and the
 backward pass, runs the job, and prints the job's JSON line and then the seconds spent in each phase (summed over
-agents and steps; the phases nest: `_rollout` contains `generate`, which contains `prefill_cache`; `_backward`
-contains `completion_logprobs`, the rest of `_backward` is the backward pass itself).
+agents and steps; the phases nest: `_rollout` contains `generate`, which contains `prefill_cache`; `backward`
+contains `completion_logprobs`, the rest of `backward` is the backward pass itself).
 
     OMP_NUM_THREADS=1 python benchmarks/profile_phases.py --model-dir ../shared/models/smollm2-135m-instruct-gguf \
         --data ../shared/data/tldr/test.json --lora
@@ -27,8 +27,8 @@ def timed(owner, name):
     setattr(owner, name, wrapper)
 
 for owner, name in [(G, 'prefill_cache'), (R, 'generate'), (T, 'completion_logprobs'),
-                    (T.MATrainer, '_rollout'), (T.MATrainer, '_fixed_logps'), (T.MATrainer, '_backward'),
-                    (T.MATrainer, '_optimiser_step')]:
+                    (T.MATrainer, '_rollout'), (T.MATrainer, 'rollout_tensors'), (T.MATrainer, 'backward'),
+                    (T.MATrainer, 'optimizer_step')]:
     timed(owner, name)
 atexit.register(lambda: print(json.dumps({'phase_seconds': {k: round(v, 1) for k, v in seconds.items()}})))
 

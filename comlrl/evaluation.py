@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from .core import Prompt, call_reward_func
-from .envs.codegen import pass_at_k
+from .metrics import pass_at_k
 from .generation import generate
 
 # %% ../nbs/30_evaluation.ipynb #aa71fabd

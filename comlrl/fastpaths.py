@@ -8,7 +8,6 @@ __all__ = ['text_config', 'has_sliding_window', 'choose_cache', 'SharedPrefixLay
            'cached_prefix_outputs']
 
 # %% ../nbs/02b_fast_paths.ipynb #17f859b4
-import contextvars
 from contextlib import contextmanager
 from typing import Optional
 
@@ -87,7 +86,7 @@ class SharedPrefixLayer(CacheLayerMixin):
     def get_max_length(self) -> int: return self.prefix_keys.shape[2] + self.max_new_tokens
 
 # %% ../nbs/02b_fast_paths.ipynb #f73802c1
-_SHARED_CACHE = contextvars.ContextVar('comlrl_shared_prefix_cache', default=None)
+_CACHE_ATTR = '_comlrl_shared_prefix_cache'  # set on the model's config (which every attention layer holds) while decoding
 
 def shared_prefix_attention(module: nn.Module, # the attention layer (its `layer_idx` picks the cache layer)
                             query: torch.Tensor, # [B·K, H, T, D] the rows' new queries, rows prompt-major
@@ -98,7 +97,7 @@ def shared_prefix_attention(module: nn.Module, # the attention layer (its `layer
                             dropout: float = 0.0, # unused (generation runs in eval mode)
                             **kwargs) -> tuple[torch.Tensor, None]: # [B·K, T, H, D] attention output
     "Exact attention over [the group's prompt, the row's own tokens] with one copy of the prompt per group (see above)."
-    cache = _SHARED_CACHE.get()
+    cache = getattr(getattr(module, 'config', None), _CACHE_ATTR, None)
     if cache is None: raise RuntimeError("shared_prefix_attention reads the cache given to `shared_prefix_decoding`: run the model inside it")
     layer = cache.layers[module.layer_idx]
     pk, pv = layer.prefix_keys, layer.prefix_values
@@ -127,13 +126,13 @@ def shared_prefix_decoding(model: nn.Module, # the model `generate` runs (PeftMo
                           ):
     "Inside, the model's attention is `shared_prefix_attention` reading `cache`; its own implementation is restored on exit."
     base = _base(model)
-    before = base.config._attn_implementation
-    token = _SHARED_CACHE.set(cache)
+    before, configs = base.config._attn_implementation, {id(c): c for c in (base.config, text_config(base))}.values()
+    for cfg in configs: setattr(cfg, _CACHE_ATTR, cache)
     base.set_attn_implementation('comlrl_shared_prefix')
     try: yield
     finally:
         base.set_attn_implementation(before)
-        _SHARED_CACHE.reset(token)
+        for cfg in configs: delattr(cfg, _CACHE_ATTR)
 
 # %% ../nbs/02b_fast_paths.ipynb #8a9c03c9
 def prefill_cache(model: nn.Module, # causal LM

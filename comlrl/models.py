@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['WEIGHT_FILES', 'DEFAULT_MODEL_ID', 'default_device', 'default_dtype', 'local_weights', 'default_model_path',
            'prepare_tokenizer', 'load_tokenizer', 'load_model', 'tiny_llama', 'Agent', 'default_lora_config',
-           'load_agents']
+           'load_agents', 'load_adapter_weights']
 
 # %% ../nbs/01_models.ipynb #fa79f56b
 import copy, importlib.util, os, re
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 import torch
+from safetensors.torch import load_file
 from torch import nn
 from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedModel,
                           PreTrainedTokenizerBase)
@@ -188,7 +189,7 @@ class Agent:
         return self.model.disable_adapter()
 
     def trainable_parameters(self) -> list[nn.Parameter]:
-        "The parameters this agent's optimiser updates: its adapter's weights (LoRA) or every parameter (full)."
+        "The parameters this agent's optimizer updates: its adapter's weights (LoRA) or every parameter (full)."
         if self.adapter is None: return [p for p in self.model.parameters() if p.requires_grad]
         key = f'.{self.adapter}.'
         return [p for n, p in self.model.named_parameters() if key in n]
@@ -285,3 +286,13 @@ def load_agents(model: Union[str, Path, nn.Module, None] = None, # homogeneous t
         return [Agent(name, shared, tk, adapter=name) for name, tk in zip(names, tks)]
     models = [base] + [copy.deepcopy(base).to(d) for d in devices[1:]]
     return [Agent(name, m, tk) for name, m, tk in zip(names, models, tks)]
+
+# %% ../nbs/01_models.ipynb #d1357110
+def load_adapter_weights(model: nn.Module, # a `PeftModel` holding the adapter
+                         adapter: str, # the adapter's name in it
+                         folder: Union[str, Path], # a folder holding adapter_model.safetensors (as `save_pretrained` writes it)
+                        ):
+    "Load a saved LoRA adapter's weights into adapter `adapter` of `model`. Raises `FileNotFoundError` naming the missing file."
+    f = Path(folder) / 'adapter_model.safetensors'
+    if not f.is_file(): raise FileNotFoundError(f"no weights for the adapter {adapter!r}: expected {f}")
+    _peft().set_peft_model_state_dict(model, load_file(str(f), device=str(next(model.parameters()).device)), adapter_name=adapter)

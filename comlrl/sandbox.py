@@ -6,8 +6,8 @@
 __all__ = ['ISOLATIONS', 'Limits', 'TestOutcome', 'ExecResult', 'SandboxSetupError', 'run_tests', 'detect_isolation', 'Sandbox']
 
 # %% ../nbs/21_sandbox.ipynb #98427d1b
-import ast, atexit, hashlib, hmac, json, marshal, os, secrets, selectors, shutil, signal, site, stat, subprocess, sys
-import tempfile, threading, time
+import ast, atexit, functools, hashlib, hmac, importlib.resources, json, marshal, os, secrets, selectors, shutil, signal
+import site, stat, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -98,6 +98,7 @@ def _hide_roots(mode: str, needed: list) -> list:
     roots = sorted(r for r in roots if os.path.isdir(r) and r != '/')
     return [r for r in roots if not any(r != q and r.startswith(q + '/') for q in roots)]
 
+# %% ../nbs/21_sandbox.ipynb #d4ee3c98
 _SCRATCH = ('/var/tmp', '/dev/shm', '/run/lock')  # each gets a fresh tmpfs in the run
 
 def _fstab(mode: str, needed: list, disk_mb: int) -> tuple[str, str]:
@@ -134,329 +135,17 @@ def _fstab_file(content: str) -> str:
         os.replace(tmp, path)
     return path
 
-# %% ../nbs/21_sandbox.ipynb #32545d6f
-_HARNESS = r'''def _harness():
-    """The sandbox harness: trusted code that runs the program and its tests and reports authenticated records."""
-    import os, sys
-    import builtins, marshal, resource, _blake2, _json, _thread
-    _getframe, allowed_code = sys._getframe, [None]
-    import types  # noqa: its import reads a traceback's frame, which the audit hook denies once the program runs
-    FunctionType, ModuleType = type(_harness), type(sys)
-    # ---- 1. read the job from stdin, then make stdin /dev/null: the program gets a closed stdin -------------------------
-    raw = sys.stdin.buffer.read()
-    fd = os.open(os.devnull, os.O_RDONLY); os.dup2(fd, 0); os.close(fd)
-    job = marshal.loads(raw); del raw
-    key = bytes.fromhex(job.pop('key')); rfd = job['rfd']
-    # ---- 2. references the harness keeps: later patches of builtins/modules by the program do not reach these ------------
-    _exec, _compile, _isinstance, _len, _str, _type, _BaseException = exec, compile, isinstance, len, str, type, BaseException
-    _write, _mac, _quote = os.write, _blake2.blake2b, _json.encode_basestring_ascii
-    _getset_tb, _type_name = BaseException.__dict__['__traceback__'].__get__, type.__dict__['__name__'].__get__
-    _modules, _MISSING = sys.modules, object()
-    seq = 0
+# %% ../nbs/21_sandbox.ipynb #2ecd2639
+@functools.cache
+def _shipped(name: str, # a file of the comlrl package: 'sandbox_harness.py' or 'sandbox_ns.sh'
+            ) -> str:
+    "The text of a file shipped in the comlrl package. Raises `RuntimeError` naming the file if the installation lacks it."
+    try: return importlib.resources.files('comlrl').joinpath(name).read_text(encoding='utf-8')
+    except OSError as e:
+        raise RuntimeError(f"comlrl's sandbox file {name} is missing from the installation ({e}): reinstall comlrl "
+                           "(a package built from source needs MANIFEST.in to include comlrl/*.sh)") from e
 
-    def enc(v):  # JSON from C-level pieces only: patching the json package cannot change what the harness reports
-        if v is None or v is True or v is False: return {None: 'null', True: 'true', False: 'false'}[v]
-        if _type(v) is int: return '%d' % v
-        if _isinstance(v, _str): return _quote(v)
-        if _type(v) is list: return '[' + ','.join([enc(x) for x in v]) + ']'
-        return '{' + ','.join([_quote(k) + ':' + enc(x) for k, x in v.items()]) + '}'
-
-    def emit(rec):  # one authenticated record: "<mac(seq:body)> <body>\n"; the key never leaves this closure
-        nonlocal seq
-        body = enc(rec)
-        tag = _mac(('%d:%s' % (seq, body)).encode(), key=key, digest_size=16).hexdigest()
-        seq += 1
-        data = ('%s %s\n' % (tag, body)).encode()
-        while data: data = data[_write(rfd, data):]
-
-    # ---- 3. resource limits (inherited by every process the program starts) -----------------------------------------
-    L = job['limits']
-    R = resource
-    for name, v in (('RLIMIT_AS', L['memory_mb'] << 20), ('RLIMIT_FSIZE', L['file_size_mb'] << 20),
-                    ('RLIMIT_NPROC', L['max_processes']), ('RLIMIT_NOFILE', L['open_files']), ('RLIMIT_CORE', 0)):
-        R.setrlimit(getattr(R, name), (v, v))
-    R.setrlimit(R.RLIMIT_CPU, (L['cpu_seconds'], L['cpu_seconds'] + 1))
-    if job['setsid']: os.setsid()
-    sys.path.extend(job['paths'])
-    sys.argv = ['solution']
-    sources = {'<setup>': job['setup'], '<program>': job['program']}
-    if job['kind'] == 'unittest': sources['<tests>'] = job['tests']
-    else: sources.update({'<test %d>' % i: t for i, t in enumerate(job['tests'])})
-    lines = {k: v.splitlines() for k, v in sources.items()}
-
-    # ---- 4. the audit hook (best effort, see the notebook: not a security boundary) ---------------------------------
-    enforcing, busy, trusted_globals = [False], set(), []  # busy: threads inside the hook or the harness's own checks
-    _get_ident, main_thread = _thread.get_ident, _thread.get_ident()
-    writable = tuple(job['writable'])
-    realpath, fspath = os.path.realpath, os.fspath
-    WFLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-    DENY = frozenset({'subprocess.Popen', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork', 'os.forkpty',
-                      'os.kill', 'os.killpg', 'pty.spawn', 'os.startfile', 'sys.settrace', 'sys.setprofile',
-                      'gc.get_objects', 'gc.get_referrers', 'gc.get_referents', 'sys.addaudithook',
-                      'sys._current_frames', 'sys._current_exceptions', 'webbrowser.open',
-                      'ctypes.call_function', 'ctypes.cdata', 'ctypes.cdata/buffer', 'ctypes.string_at',
-                      'ctypes.wstring_at', 'ctypes.PyObj_FromPtr', 'ctypes.dlsym', 'ctypes.dlsym/handle'})  # ctypes may load (numpy, pandas), not touch memory
-    DENY_PREFIX = ('socket.',)
-    DENY_IMPORT = frozenset({'_testcapi', '_testinternalcapi', '_xxsubinterpreters'})
-    FRAME_ATTRS = frozenset({'tb_frame', 'gi_frame', 'cr_frame', 'ag_frame'})
-    PATH_EVENTS = {'os.remove': (0,), 'os.rmdir': (0,), 'os.rename': (0, 1), 'os.link': (0, 1), 'os.symlink': (1,),
-                   'os.truncate': (0,), 'os.chmod': (0,), 'os.chown': (0,), 'os.mkdir': (0,), 'os.utime': (0,),
-                   'shutil.rmtree': (0,), 'os.mkfifo': (0,), 'os.mknod': (0,), 'os.setxattr': (0,),
-                   'os.removexattr': (0,), 'os.chflags': (0,), 'os.lchflags': (0,)}
-
-    def as_text(p):  # str paths for the checks; a path-like object is converted before `busy` is set (its code is audited)
-        if p is None or _isinstance(p, int): return p
-        if not _isinstance(p, (_str, bytes)): p = fspath(p)
-        if _isinstance(p, bytes): return bytes.decode(p, 'utf-8', 'surrogateescape')
-        return _str.__str__(p)
-
-    def inside(p):
-        if p is None or _isinstance(p, int): return True  # an fd the program already holds
-        r = realpath(p)
-        for a in writable:
-            if r == a or r.startswith(a + '/'): return True
-        return False
-
-    def hook(event, args):
-        if not enforcing[0]: return
-        tid = _get_ident()
-        if tid in busy: return
-        if event == 'open' or event in PATH_EVENTS:
-            args = [as_text(a) if i != 1 or event != 'open' else a for i, a in enumerate(args)]
-        busy.add(tid)
-        try:
-            if event == 'open':
-                path, mode, flags = args
-                if path is None or _isinstance(path, int): return
-                if path.startswith('/proc/') and realpath(path).endswith(('/mem', '/environ')):
-                    raise PermissionError('comlrl sandbox: reading process memory/environment is not allowed')
-                m = _str.__str__(mode) if _isinstance(mode, _str) else ''
-                if ('w' in m or 'a' in m or 'x' in m or '+' in m or (flags or 0) & WFLAGS) and not inside(path):
-                    raise PermissionError('comlrl sandbox: writing outside the working directory: %r' % (path,))
-            elif event in PATH_EVENTS:
-                for i in PATH_EVENTS[event]:
-                    if i < _len(args) and not inside(args[i]):
-                        raise PermissionError('comlrl sandbox: %s outside the working directory: %r' % (event, args[i]))
-            elif event == 'socket.gethostname' or event == 'socket.__new__' and args[1] == 1:
-                return  # AF_UNIX socket pairs (asyncio's self-pipe); connecting anywhere stays denied
-            elif event in DENY or event.startswith(DENY_PREFIX):
-                raise PermissionError('comlrl sandbox: %s is not allowed' % event)
-            elif event == 'import' and args[0] in DENY_IMPORT:
-                raise ImportError('comlrl sandbox: importing %s is not allowed' % args[0])
-            elif event == 'sys._getframe':
-                raise ValueError('comlrl sandbox: frame introspection is not allowed')
-            elif event == 'object.__getattr__' and args[1] in FRAME_ATTRS:
-                if _getframe(1).f_code is not allowed_code[0]:  # traceback.clear_frames (assertRaises) only clears
-                    raise AttributeError('comlrl sandbox: frame introspection is not allowed')
-            elif event == 'object.__setattr__' and args[1] == '__code__' and _isinstance(args[0], FunctionType):
-                g = args[0].__globals__
-                for t in trusted_globals:
-                    if g is t: raise PermissionError('comlrl sandbox: replacing the code of a trusted function')
-        finally:
-            busy.discard(tid)
-
-    if job['audit']: sys.addaudithook(hook)
-
-    # ---- 5. describing exceptions without handing frames to the program ---------------------------------------------
-    def where(e):  # innermost line of trusted or program code in the traceback; runs no program code
-        busy.add(main_thread)
-        try:
-            tb, found = _getset_tb(e), None
-            while tb is not None:
-                fn = tb.tb_frame.f_code.co_filename
-                if fn in lines: found = (fn, tb.tb_lineno)
-                tb = tb.tb_next
-        except _BaseException:
-            found = None
-        finally:
-            busy.discard(main_thread)
-        if found is None: return ''
-        fn, n = found
-        src = lines[fn][n - 1].strip() if 0 < n <= _len(lines[fn]) else ''
-        return ' (line %d)' % n if fn == '<program>' else ' (%s line %d: %s)' % (fn, n, src[:200])
-
-    def describe(e):
-        try: name = _type_name(_type(e))
-        except _BaseException: name = 'Exception'
-        if _isinstance(e, SyntaxError):
-            try: return ('%s: %s (line %s)' % (name, e.msg, e.lineno))[:1000]
-            except _BaseException: return name
-        try: msg = _str(e)[:500]
-        except _BaseException: msg = '<unprintable>'
-        return ('%s: %s' % (name, msg) if msg else name) + where(e)
-
-    # ---- 6. trusted setup, in its own namespace with a private copy of the builtins ----------------------------------
-    safe_builtins = dict(builtins.__dict__)
-    setup_ns = {'__builtins__': safe_builtins, '__name__': 'setup'}
-    try: _exec(_compile(job['setup'], '<setup>', 'exec'), setup_ns)
-    except _BaseException as e:
-        emit({'kind': 'setup_error', 'error': describe(e)}); return
-    setup_names = [k for k in setup_ns if not k.startswith('__')]
-    if job['kind'] == 'unittest':
-        import unittest
-        TestCase, SkipTest, loader = unittest.TestCase, unittest.SkipTest, unittest.TestLoader()
-        test_codes = [_compile(job['tests'], '<tests>', 'exec')]
-    else:
-        test_codes = [_compile(t, '<test %d>' % i, 'exec') for i, t in enumerate(job['tests'])]
-
-    # ---- 7. snapshots of everything the tests trust, compared before and after every test ---------------------------
-    modules0 = dict(sys.modules)
-    prot_mods = [v for v in setup_ns.values() if _isinstance(v, ModuleType)]
-    if job['kind'] == 'unittest':
-        prot_mods += [m for n, m in modules0.items() if n == 'unittest' or n.startswith('unittest.')]
-    mod_snaps = [(m, dict(m.__dict__)) for m in prot_mods]
-    class_snaps = [(c, dict(c.__dict__)) for m in prot_mods for c in m.__dict__.values()
-                   if _isinstance(c, type) and c.__dict__.get('__module__') == m.__name__]
-    dict_snaps = [('builtins', safe_builtins, dict(safe_builtins)), ('setup', setup_ns, dict(setup_ns))]
-    if 'traceback' in modules0: allowed_code[0] = modules0['traceback'].clear_frames.__code__
-    trusted_globals.extend([setup_ns] + [m.__dict__ for m in prot_mods])
-    func_snaps = [(f, f.__code__, f.__defaults__, f.__kwdefaults__) for f in setup_ns.values()
-                  if _isinstance(f, FunctionType)]
-
-    def tampered():
-        try:
-            for n, m in modules0.items():
-                if _modules.get(n, m) is not m: return 'sys.modules[%r] was replaced' % n
-            for m, d in mod_snaps:
-                md = m.__dict__
-                for k, v in d.items():
-                    if md.get(k, _MISSING) is not v: return '%s.%s was changed' % (m.__name__, k)
-            for c, d in class_snaps:
-                cd = c.__dict__
-                if _len(cd) != _len(d): return 'attributes were added to or removed from class %s' % c.__qualname__
-                for k, v in d.items():
-                    if cd.get(k, _MISSING) is not v: return '%s.%s was changed' % (c.__qualname__, k)
-            for what, live, d in dict_snaps:
-                if _len(live) != _len(d): return 'names were added to or removed from the %s namespace' % what
-                for k, v in d.items():
-                    if live.get(k, _MISSING) is not v: return '%r in the %s namespace was changed' % (k, what)
-            for f, code, dflt, kw in func_snaps:
-                if f.__code__ is not code or f.__defaults__ is not dflt or f.__kwdefaults__ is not kw:
-                    return 'setup function %s was changed' % f.__name__
-        except _BaseException as e:
-            return 'checking the trusted state failed: %s' % describe(e)
-        return None
-
-    def tamper_stop():
-        w = tampered()
-        if w is not None: emit({'kind': 'tampered', 'error': w})
-        return w is not None
-
-    # ---- 8. the untrusted program -------------------------------------------------------------------------------
-    try:
-        code = _compile(job['program'], '<program>', 'exec')
-    except _BaseException as e:
-        emit({'kind': 'program', 'status': 'syntax_error', 'error': describe(e)}); return
-    prog_ns = {k: setup_ns[k] for k in setup_names}
-    cwd = os.getcwd()
-    prog_ns.update({'__builtins__': builtins, '__name__': 'solution', '__file__': os.path.join(cwd, 'solution.py')})
-    enforcing[0] = True
-    try:
-        _exec(code, prog_ns)
-    except _BaseException as e:
-        emit({'kind': 'program', 'status': 'memory' if _isinstance(e, MemoryError) else 'error', 'error': describe(e)})
-        return
-    del code
-    emit({'kind': 'program', 'status': 'ok'})
-
-    # ---- 9. the tests see the program's names, but setup's names win and builtins come from the private copy ----------
-    if tamper_stop(): return
-    for k, v in prog_ns.items():  # setup's functions (HumanEval's check) may call the program's helpers by name
-        if _isinstance(k, _str) and not k.startswith('__') and k not in safe_builtins and k not in setup_ns:
-            setup_ns[k] = v
-    dict_snaps[1] = ('setup', setup_ns, dict(setup_ns))
-    test_ns = dict(setup_ns)
-    test_ns.update({'__name__': 'tests', '__file__': os.path.join(cwd, 'tests.py')})
-    trusted_globals.append(test_ns)
-
-    if job['kind'] == 'asserts':
-        for i, t in enumerate(test_codes):
-            if tamper_stop(): return
-            try:
-                _exec(t, test_ns); ok, err = True, None
-            except _BaseException as e:
-                ok, err = False, describe(e)
-            if tamper_stop(): return
-            emit({'kind': 'test', 'i': i, 'name': 'test_%d' % i, 'passed': ok, 'error': err})
-        emit({'kind': 'done'}); return
-
-    before = dict(test_ns)
-    try:
-        _exec(test_codes[0], test_ns)
-    except _BaseException as e:
-        emit({'kind': 'tests_error', 'error': describe(e)}); return
-    dict_snaps.append(('tests', test_ns, dict(test_ns)))
-    classes = [v for k, v in test_ns.items() if before.get(k, _MISSING) is not v and _isinstance(v, type)
-               and issubclass(v, TestCase)]
-    cases = [(c, n) for c in classes for n in loader.getTestCaseNames(c)]
-    emit({'kind': 'tests', 'names': ['%s.%s' % (c.__name__, n) for c, n in cases]})
-    i = 0
-    for c in classes:
-        names = [n for cc, n in cases if cc is c]
-        if tamper_stop(): return
-        try:
-            if getattr(c, '__unittest_skip__', False): raise SkipTest(getattr(c, '__unittest_skip_why__', ''))
-            c.setUpClass(); cls_err = None
-        except _BaseException as e:
-            cls_err = ('skipped: ' if _isinstance(e, SkipTest) else 'setUpClass: ') + describe(e)
-        class_snaps.append((c, dict(c.__dict__)))
-        for n in names:
-            if cls_err is not None:
-                emit({'kind': 'test', 'i': i, 'name': '%s.%s' % (c.__name__, n), 'passed': False, 'error': cls_err})
-                i += 1; continue
-            if tamper_stop(): return
-            ok, err, expect_fail = False, None, False
-            try:
-                case = c(n)
-                method = getattr(case, n)
-                expect_fail = getattr(method, '__unittest_expecting_failure__', False)
-                try:
-                    case.setUp()
-                    try: method()
-                    finally: case.tearDown()
-                    ok = True
-                finally:
-                    case.doCleanups()
-                if expect_fail: ok, err = False, 'unexpected success'
-            except SkipTest as e:
-                ok, err = False, 'skipped: ' + describe(e)
-            except _BaseException as e:
-                if expect_fail: ok = True
-                else: ok, err = False, describe(e)
-            if tamper_stop(): return
-            emit({'kind': 'test', 'i': i, 'name': '%s.%s' % (c.__name__, n), 'passed': ok, 'error': err})
-            i += 1
-        class_snaps.pop()
-        try: c.tearDownClass()
-        except _BaseException: pass
-    emit({'kind': 'done'})
-
-
-import os as _os, sys as _sys
-_out, _err, _exit = _sys.stdout, _sys.stderr, _os._exit
-try:
-    _harness(); _code = 0
-except BaseException:
-    import traceback; traceback.print_exc(); _code = 3
-for _f in (_out, _err):
-    try: _f.flush()
-    except BaseException: pass
-_exit(_code)
-'''
-
-# %% ../nbs/21_sandbox.ipynb #141d8282
-_NS_SCRIPT = r'''set -e
-A=; [ "$4" = - ] || A=$(cat "$4")
-mount -a -i -T "$1"
-U=$2; O=; [ "$U" = - ] || O=",uid=$U,gid=$U"
-mount -i -t tmpfs -o "size=$3m,mode=700,nosuid,nodev$O" sbx-work /tmp
-if [ -n "$A" ]; then printf '%s\n' "$A" > /tmp/.sbx-fstab; mount -a -i -T /tmp/.sbx-fstab; rm -f /tmp/.sbx-fstab; fi
-mount -i -t proc -o nosuid,nodev,noexec proc /proc 2>/dev/null || true
-cd /tmp
-shift 4
-if [ "$U" = - ]; then setpriv --no-new-privs --bounding-set=-all --inh-caps=-all -- "$@"
-else setpriv --reuid="$U" --regid="$U" --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all -- "$@"; fi
-'''
+# %% ../nbs/21_sandbox.ipynb #292282e7
 _WRAP_SCRIPT = '"$@"; s=$?; exit $s'  # not `exec`: the wrapper stays the program's parent
 _BOOT = ("import builtins, marshal, sys; exec((lambda h: compile(h, '<harness>', 'exec') if isinstance(h, str) else h)"
          "(marshal.loads(sys.stdin.buffer.read(int(sys.argv[1])))), "
@@ -467,7 +156,8 @@ def _harness_head(python: str) -> bytes:
     "The harness, marshalled: a code object for this interpreter, or its source for another one to compile."
     same = os.path.realpath(python) == os.path.realpath(sys.executable)
     if same not in _harness_blobs:
-        _harness_blobs[same] = marshal.dumps(compile(_HARNESS, '<harness>', 'exec') if same else _HARNESS)
+        src = _shipped('sandbox_harness.py')
+        _harness_blobs[same] = marshal.dumps(compile(src, '<harness>', 'exec') if same else src)
     return _harness_blobs[same]
 
 def _env(workdir: str) -> dict:
@@ -475,6 +165,7 @@ def _env(workdir: str) -> dict:
     return {'PATH': '/usr/local/bin:/usr/bin:/bin', 'LANG': 'C.UTF-8', 'LC_ALL': 'C.UTF-8', 'HOME': workdir,
             'TMPDIR': workdir, 'OMP_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1'}
 
+# %% ../nbs/21_sandbox.ipynb #141d8282
 def _launch(isolation: str, python: str, limits: Limits, job: dict, key: bytes):
     "Start one run. Returns (process, read end of the result pipe, stdin payload, uid or None, host workdir or None)."
     rfd_r, rfd_w = os.pipe()
@@ -491,7 +182,7 @@ def _launch(isolation: str, python: str, limits: Limits, job: dict, key: bytes):
         fstab, fstab_after = _fstab_file(before), (_fstab_file(after) if after else '-')
         ns = ['--net', '--pid', '--ipc', '--uts', '--mount', '--kill-child']
         if isolation == 'user-namespaces': ns = ['--user', '--map-root-user'] + ns
-        cmd = [*pdeath, 'unshare', *ns, '--', '/bin/sh', '-c', _NS_SCRIPT, 'sh', fstab,
+        cmd = [*pdeath, 'unshare', *ns, '--', '/bin/sh', '-c', _shipped('sandbox_ns.sh'), 'sh', fstab,
                '-' if uid is None else str(uid), str(limits.disk_mb), fstab_after, *harness]
         job.update(setsid=True, writable=['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/dev/null'])
         env, cwd = _env('/tmp'), '/'
@@ -557,6 +248,7 @@ def _communicate(proc, rfd: int, payload: bytes, deadline: float, cap: int):
         if pidfd is not None: os.close(pidfd)
     return reads, timed_out
 
+# %% ../nbs/21_sandbox.ipynb #ced734f4
 def _kill_group(proc):
     try: os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError): pass
@@ -593,6 +285,7 @@ def _verify(data: bytes, key: bytes):
         except ValueError: return recs, True
     return recs, False
 
+# %% ../nbs/21_sandbox.ipynb #4a7cb09a
 def _count_unittest_tests(src: str) -> int:
     "Test methods in a unittest source, counted statically: the total when the harness never got to count them."
     return sum(isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name.startswith('test')
@@ -698,6 +391,7 @@ def run_tests(program: str, # the untrusted code (defines functions/classes)
     return _assemble(recs, forged, kind, tests, timed_out, proc.returncode, _decode(out, d_out[0]),
                      _decode(err, d_err[0]), time.monotonic() - t0)
 
+# %% ../nbs/21_sandbox.ipynb #e4bc8a7b
 _detected = {}
 
 def _probe(isolation: str, python: str) -> Optional[str]:

@@ -105,7 +105,7 @@ def plot_training_curves(source: Union[str, Path, Sequence[dict]], # output_dir,
                          title: Optional[str] = None, # figure title
                          ncols: int = 3, # panels per row
                          dpi: int = 100, # resolution of the saved file
-                        ) -> Figure: # one panel per metric group found; x axis: optimiser step
+                        ) -> Figure: # one panel per metric group found; x axis: optimizer step
     """Grid of training curves: reward (±std band, eval as markers), each reward component, completion length per agent,
     KL (when logged), seconds per step, and per-turn rewards and return in multi-turn runs. Raises `ValueError` when the
     records are empty or hold none of these metrics.

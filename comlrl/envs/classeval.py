@@ -4,19 +4,17 @@
 
 # %% auto #0
 __all__ = ['W_SYNTAX', 'W_TESTS', 'W_OVERLAP', 'sanitize_skeleton', 'class_methods', 'split_methods', 'AgentMethods',
-           'parse_methods', 'merge_methods', 'ClassFeedback', 'check_class', 'grade_class', 'ClassEvalEnv',
-           'render_class_feedback']
+           'parse_methods', 'merge_methods', 'ClassFeedback', 'check_class', 'grade_class', 'ClassEvalEnv']
 
 # %% ../../nbs/23_classeval.ipynb #734fd124
 import ast, copy, re, textwrap
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
 from fastcore.basics import patch
 
-from ..core import Environment, data_dir, load_task_dataset
-from .codegen import _compile_error, _fence, extract_code, last_feedback, parse_code, revision_prompt, solved_within
+from ..core import data_dir, load_task_dataset
+from .code import CodeEnv, Feedback, compile_error, fence, fenced_code, parse_code
 from ..sandbox import ExecResult, Limits, Sandbox
 
 # %% ../../nbs/23_classeval.ipynb #8d0d4c19
@@ -149,29 +147,13 @@ def merge_methods(skeleton: str, # the (sanitized) skeleton
 W_SYNTAX, W_TESTS, W_OVERLAP = 2.0, 4.0, 1.0
 
 @dataclass
-class ClassFeedback:
-    "What the environment learnt about one joint action on a ClassEval class."
-    num_agents: int = 2
+class ClassFeedback(Feedback):
+    "`Feedback` (`21b_code`) with ClassEval's levels (coverage as `syntax`, `tests`, `overlap`) and who wrote each method."
+    LEVELS = ('syntax', 'tests', 'overlap')
     syntax: float = 0.0
     tests: float = 0.0
     overlap: float = 0.0
-    passed: int = 0
-    total: int = 0
-    status: str = 'not run'  # the sandbox's status, or 'not run' when the gate stopped
-    solved: bool = False
-    error: Optional[str] = None
-    failed: list = field(default_factory=list)  # (test name, error) of failing tests
-    messages: list = field(default_factory=list)  # per agent: notes on its methods
     written: dict = field(default_factory=dict)  # method -> agents who wrote it (valid syntax)
-
-    def __post_init__(self):
-        if not self.messages: self.messages = [[] for _ in range(self.num_agents)]
-
-    @property
-    def reward(self) -> float: return self.syntax + self.tests + self.overlap
-
-    @property
-    def pass_rate(self) -> float: return self.passed / self.total if self.total else 0.0
 
 def _names(ms) -> str: return ', '.join(f'`{m}`' for m in ms)
 
@@ -209,7 +191,7 @@ def check_class(completions: Sequence[str], # one completion per agent
             if name not in owner and name != '__init__': chosen.setdefault(name, node)
     imports = list(item.get('import_statement') or []) + [imp for p in parsed for imp in p.imports]
     program = merge_methods(skeleton, item['class_name'], chosen, imports)
-    err = _compile_error(program)
+    err = compile_error(program)
     if err is not None:
         fb.error = f"the merged class does not compile: {err}"
         return fb, None
@@ -229,11 +211,12 @@ def grade_class(fb: ClassFeedback, # from `check_class`
     return fb
 
 # %% ../../nbs/23_classeval.ipynb #c786c994
-class ClassEvalEnv(Environment):
+class ClassEvalEnv(CodeEnv):
     "Class-level code completion on ClassEval (Du et al. 2023) by a team of agents that split the methods."
     name = 'classeval'
     hub_path, default_split, local_path = 'FudanSELab/ClassEval', 'test', 'classeval/ClassEval_data.json'
     train_split, eval_split = 'test[:66]', 'test[66:82]'  # the defaults of `comlrl train` (the reference's split)
+    feedback_class, tested = ClassFeedback, 'the merged class was tested'
 
     def __init__(self, num_agents: int = 2, # agents sharing the methods (1: one agent writes them all)
                  split_rule: Union[str, Callable] = 'round_robin', # see `split_methods`
@@ -247,15 +230,8 @@ class ClassEvalEnv(Environment):
         if num_agents < 1: raise ValueError(f"num_agents must be at least 1, got {num_agents}")
         if not callable(split_rule) and split_rule not in ('round_robin', 'contiguous'):
             raise ValueError(f"split_rule must be 'round_robin', 'contiguous' or a callable, got {split_rule!r}")
-        self.num_agents, self.split_rule, self.dataset = num_agents, split_rule, dataset
-        self.timeout, self.limits, self.max_workers = timeout, limits, max_workers
-        self._sandbox, self.max_feedback_tests, self._skeletons = sandbox, max_feedback_tests, {}
-
-    @property
-    def sandbox(self) -> Sandbox:
-        "The sandbox that runs the classes' tests (made on first use)."
-        if self._sandbox is None: self._sandbox = Sandbox(max_workers=self.max_workers, timeout=self.timeout, limits=self.limits)
-        return self._sandbox
+        super().__init__(num_agents, timeout, limits, max_workers, sandbox, max_feedback_tests)
+        self.split_rule, self.dataset, self._skeletons = split_rule, dataset, {}
 
     COLUMNS = ('task_id', 'skeleton', 'test', 'class_name', 'methods_info')
 
@@ -289,7 +265,7 @@ class ClassEvalEnv(Environment):
         mate = 'Your teammate writes' if self.num_agents == 2 else 'Your teammates write'
         task = (f"Your methods: {_names(mine)}." + (f" {mate} {_names(others)}; you can call them." if others else '')
                 if mine else "You have no methods to write: answer with an empty ```python block.")
-        return (f"{team}\n\n{_fence(self.skeleton(item))}\n\n{task}\n\nAnswer with one ```python block holding only the "
+        return (f"{team}\n\n{fence(self.skeleton(item))}\n\n{task}\n\nAnswer with one ```python block holding only the "
                 f"complete definitions of your methods (each `def` with its body), without the class header, the "
                 f"constructor, other methods or tests.")
 
@@ -301,72 +277,24 @@ class ClassEvalEnv(Environment):
     def evaluate_joint(self, completions: Sequence[Sequence[str]], # one list of J completions per agent
                        items: Sequence[dict], # the J items
                       ) -> list[ClassFeedback]:
-        "Score J joint actions: the merged classes that pass the gate run in one `Sandbox.map` call."
-        if len(completions) != self.num_agents:
-            raise ValueError(f"ClassEvalEnv has {self.num_agents} agents, got {len(completions)} lists of completions")
-        J = len(items)
-        if any(len(c) != J for c in completions):
-            raise ValueError(f"need one completion per agent for each of the {J} items, got lengths {[len(c) for c in completions]}")
-        checked, jobs, slot = [], [], {}
-        for j, item in enumerate(items):
-            fb, program = check_class([c[j] for c in completions], item, self.assignment(item), self.skeleton(item))
-            key = None if program is None else (program, item['test'])
-            if key is not None and key not in slot:
-                slot[key] = len(jobs)
-                jobs.append(dict(program=program, tests=item['test'], kind='unittest'))
-            checked.append((fb, key))
-        results = self.sandbox.map(jobs) if jobs else []
-        return [fb if key is None else grade_class(fb, results[slot[key]]) for fb, key in checked]
+        "Score J joint actions: the merged classes that pass the gate run in one sandbox call."
+        self.check_batch(completions, items)
+        checked = [check_class([c[j] for c in completions], item, self.assignment(item), self.skeleton(item))
+                   for j, item in enumerate(items)]
+        jobs = [None if program is None else dict(program=program, tests=item['test'], kind='unittest')
+                for (_, program), item in zip(checked, items)]
+        return [fb if r is None else grade_class(fb, r) for (fb, _), r in zip(checked, self.run_programs(jobs))]
 
-    def reward_func(self, *completions, batch_items=None):
-        "Batched reward: `{'reward', 'syntax', 'tests', 'overlap', 'pass_rate', 'solved', 'feedback'}`."
-        if batch_items is None: raise ValueError("ClassEvalEnv.reward_func needs batch_items= (the ClassEval items)")
-        fbs = self.evaluate_joint(completions, batch_items)
-        return {'reward': [f.reward for f in fbs], 'syntax': [f.syntax for f in fbs], 'tests': [f.tests for f in fbs],
-                'overlap': [f.overlap for f in fbs], 'pass_rate': [f.pass_rate for f in fbs],
-                'solved': [f.solved for f in fbs], 'feedback': fbs}
-
-# %% ../../nbs/23_classeval.ipynb #f0c04451
-def render_class_feedback(fb: ClassFeedback, # one joint action's feedback
-                          agent: int, # whose view
-                          max_tests: int = 5, # failing tests to show
-                         ) -> str:
-    "The report an agent reads before revising its methods."
-    lines = [f"- {m}" for m in fb.messages[agent]]
-    if fb.status == 'not run': lines.append(f"- The tests were not run: {fb.error}.")
-    else:
-        lines.append(f"- Tests: {fb.passed} of {fb.total} passed.")
-        if fb.status != 'ok' and fb.error: lines.append(f"- {fb.error[0].upper()}{fb.error[1:]}.")
-        for name, err in fb.failed[:max_tests]: lines.append(f"- Failed: {name}" + (f" ({err})" if err else ''))
-        if len(fb.failed) > max_tests: lines.append(f"- ... and {len(fb.failed) - max_tests} more failing tests.")
-    return '\n'.join(lines)
-
-@patch
-def transition(self: ClassEvalEnv, item: dict, # the ClassEval item
-               history: list, # the branch's `Turn`s so far
-              ) -> list[str]: # the next prompt of each agent
-    "Each agent's next prompt: its turn-0 prompt, its previous methods and the feedback on its branch."
-    last = history[-1]
-    fb = last_feedback(self, history, ClassFeedback)
-    return [revision_prompt(self.agent_prompt(item, i), extract_code(c).strip(), c, 'the merged class was tested',
-                            render_class_feedback(fb, i, self.max_feedback_tests), 'methods')
-            for i, c in enumerate(last.completions[:self.num_agents])]
-
-@patch
-def compute_metrics(self: ClassEvalEnv, rollout, # a `Rollout` (greedy: one joint action per node)
-                    items, # its items
-                   ) -> dict:
-    "pass@1 (every test of the class passes) within the episode, and after each turn when there are several."
-    sw = solved_within(rollout.levels)
-    out = {'pass@1': float(sw[-1].mean())}
-    if len(sw) > 1: out.update({f'turn_{t}/pass@1': float(s.mean()) for t, s in enumerate(sw)})
-    return out
+    # ---- multi-turn
+    def answer_what(self, item: dict, agent: int) -> str:
+        "What a revision contains: the agent's methods."
+        return 'methods'
 
 # %% ../../nbs/23_classeval.ipynb #f69737b5
 @patch
 def single_prompt(self: ClassEvalEnv, item: dict) -> str:
     "One agent completes the whole class."
-    return (f"Complete this Python class.\n\n{_fence(self.skeleton(item))}\n\nWrite the methods {_names(class_methods(item))}. "
+    return (f"Complete this Python class.\n\n{fence(self.skeleton(item))}\n\nWrite the methods {_names(class_methods(item))}. "
             f"Answer with one ```python block holding only the complete definitions of these methods (each `def` with its "
             f"body), without the class header, the constructor or tests.")
 
@@ -384,8 +312,8 @@ def partner_prompt(self: ClassEvalEnv, item: dict, # the ClassEval item
     "`agent`'s prompt when it is shown its teammates' methods (and its own previous answer)."
     parts = [self.agent_prompt(item, agent)]
     for j, text in sorted(partners.items()):
-        parts.append(f"The methods your teammate {j + 1} wrote:\n{_fence(extract_code(text).strip() or '# (no code)')}")
+        parts.append(f"The methods your teammate {j + 1} wrote:\n{fenced_code(text)}")
     if previous is not None:
-        parts.append(f"Your previous answer:\n{_fence(extract_code(previous).strip() or '# (no code)')}")
+        parts.append(f"Your previous answer:\n{fenced_code(previous)}")
         parts.append("Revise your methods so that they work with your teammates' code.")
     return '\n\n'.join(parts)
