@@ -517,8 +517,14 @@ def _rollout(self: MATrainer, items: list) -> Rollout:
 @patch
 def _advantages(self: MATrainer, ro: Rollout) -> list[list[torch.Tensor]]:
     "[agent][level] -> [G·K] advantages: `advantages` on each level's credited returns, then `scale_rewards`."
-    return [[scale_advantages(self.advantages(ro.sample_returns(i, l), L.baseline, agent=i, turn=l), ro.sample_returns(i, l),
-                              self.args.scale_rewards).reshape(-1) for l, L in enumerate(ro.levels)] for i in range(len(self.agents))]
+    out = []
+    for i in range(len(self.agents)):
+        per_level = []
+        for l, L in enumerate(ro.levels):
+            R = ro.sample_returns(i, l)
+            per_level.append(scale_advantages(self.advantages(R, L.baseline, agent=i, turn=l), R, self.args.scale_rewards).reshape(-1))
+        out.append(per_level)
+    return out
 
 @patch
 def _rollout_stats(self: MATrainer, ro: Rollout, stats: dict):
