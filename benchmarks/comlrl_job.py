@@ -1,6 +1,8 @@
 """The benchmark job of `vs_comlrl.py`, run with comlrl: two agents on SmolLM2-135M-Instruct, MAGRPO, TL;DR prompts.
 
-Prints one JSON line: training wall time (model loading excluded), seconds per prompt, peak resident memory.
+Prints one JSON line: training wall time (model loading excluded), seconds per prompt, peak resident memory. Under a
+launcher (`accelerate launch --multi_gpu --num_processes 2 benchmarks/comlrl_job.py ...`, see `dp_scaling.py`) the
+processes share each step's --batch-size prompts and every process prints its own line.
 
     OMP_NUM_THREADS=1 python benchmarks/comlrl_job.py --model-dir ../shared/models/smollm2-135m-instruct-gguf \
         --data ../shared/data/tldr/test.json [--lora] [--batch-size 8]
@@ -36,12 +38,14 @@ def main():
     from comlrl.trainers.magrpo import MAGRPOConfig, MAGRPOTrainer
 
     t0 = time.perf_counter()
+    world = int(os.environ.get('WORLD_SIZE', '1'))
+    if args.batch_size % world: raise SystemExit(f"--batch-size {args.batch_size} does not split over {world} processes")
     agents = load_agents(args.model_dir, num_agents=2, use_lora=args.lora, dtype='float32', device='cpu')
     load_s = time.perf_counter() - t0
     items = tldr_prompts(args.data, args.prompts)
     with tempfile.TemporaryDirectory() as out:
         cfg = MAGRPOConfig(output_dir=out, num_generations=args.num_generations, max_completion_length=args.max_new_tokens,
-                           per_device_train_batch_size=args.batch_size, num_train_epochs=1, learning_rate=1e-5,
+                           per_device_train_batch_size=args.batch_size // world, num_train_epochs=1, learning_rate=1e-5,
                            scale_rewards='none', loss_type='seq_sum', max_grad_norm=None, lr_scheduler_type='constant', weight_decay=0.01,
                            use_chat_template=False, seed=0,
                            micro_batch_size=args.num_generations)  # one prompt's K samples per forward/backward: bounded memory
@@ -50,7 +54,7 @@ def main():
         hist = trainer.train()
         secs = time.perf_counter() - t0
     tokens = sum(h['tokens_per_second'] * h['seconds_per_step'] for h in hist)
-    print(json.dumps({'library': 'comlrl (this repo)', 'agents': 'LoRA, shared base' if args.lora else 'full fine-tuning',
+    print(json.dumps({'library': 'comlrl (this repo)', 'world_size': world, 'rank': int(os.environ.get('RANK', '0')), 'agents': 'LoRA, shared base' if args.lora else 'full fine-tuning',
                       'prompts': len(items), 'batch_size': args.batch_size, 'steps': len(hist), 'seconds': round(secs, 2),
                       'seconds_per_prompt': round(secs / len(items), 3), 'load_seconds': round(load_s, 2),
                       'tokens_generated': int(round(tokens)),

@@ -8,7 +8,7 @@ __all__ = ['ALGORITHMS', 'LAPTOP_DEFAULTS', 'LAPTOP_ENV_ARGS', 'RUN_FILES', 'RUN
            'evaluate', 'main']
 
 # %% ../nbs/40_cli.ipynb #aa5566c4
-import argparse, contextlib, dataclasses, difflib, importlib, json, shutil, sys, time
+import argparse, contextlib, dataclasses, difflib, importlib, json, os, shutil, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
@@ -210,8 +210,10 @@ class _SaveAndScore:
 def train(argv: Sequence[str], # the arguments after `comlrl train`
           log=print, # where progress lines go
          ) -> dict: # {'before': eval metrics, 'after': eval metrics, 'seconds': wall time, 'output_dir': path}
-    "`comlrl train`: evaluate, train, save, evaluate again and plot. Raises `CLIError` on bad input (before any loading)."
+    """`comlrl train`: evaluate, train, save, evaluate again and plot. Raises `CLIError` on bad input (before any loading).
+    Under `accelerate launch` / `torchrun` every process runs it; the main process prints and writes the files."""
     t0 = time.perf_counter()
+    if int(os.environ.get('RANK', '0')) != 0: log = lambda *a, **k: None  # one process speaks
     with _input_errors():  # everything that bad input can break happens here, before training starts
         run, cfg, env = parse_train_args(argv)
         out = Path(cfg.output_dir)
@@ -222,15 +224,18 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
         log(f"comlrl train: {run.algo} on {run.env} ({len(train_ds)} train / {len(eval_ds)} eval items), "
             f"{cfg.max_steps} steps -> {out}")
         trainer = trainer_cls(env=env, train_dataset=train_ds, eval_dataset=eval_ds, args=cfg, **team)
-    if stale:  # --overwrite_output_dir, now that the new run has loaded
-        for p in stale: shutil.rmtree(p) if p.is_dir() else p.unlink()
-        log(f"removed the earlier run in {out}: {', '.join(p.name for p in stale)}")
-    out.mkdir(parents=True, exist_ok=True)
-    info = {'env': run.env, 'env_kwargs': env.kwargs, 'algo': run.algo, 'model': run.model, 'num_agents': len(trainer.agents),
-            'use_lora': [ag.adapter is not None for ag in trainer.agents], 'dtype': run.dtype, 'data_files': run.data_files,
-            'train_split': run.train_split or env.train_split, 'eval_split': run.eval_split or env.eval_split,
-            'config': cfg.to_dict()}
-    (out / 'run.json').write_text(json.dumps(info, indent=1))
+    acc = trainer.accelerator
+    if acc.is_main_process:
+        if stale:  # --overwrite_output_dir, now that the new run has loaded
+            for p in stale: shutil.rmtree(p) if p.is_dir() else p.unlink()
+            log(f"removed the earlier run in {out}: {', '.join(p.name for p in stale)}")
+        out.mkdir(parents=True, exist_ok=True)
+        info = {'env': run.env, 'env_kwargs': env.kwargs, 'algo': run.algo, 'model': run.model, 'num_agents': len(trainer.agents),
+                'use_lora': [ag.adapter is not None for ag in trainer.agents], 'dtype': run.dtype, 'data_files': run.data_files,
+                'train_split': run.train_split or env.train_split, 'eval_split': run.eval_split or env.eval_split,
+                'world_size': acc.num_processes, 'config': cfg.to_dict()}
+        (out / 'run.json').write_text(json.dumps(info, indent=1))
+    acc.wait_for_everyone()
     before = None
     if not run.resume:
         before = trainer.evaluate(); trainer.log(before)
@@ -240,7 +245,7 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
     after = final.metrics
     log(f"trained:   {_fmt(after)}")
     from comlrl.viz import save_training_curves
-    save_training_curves(out)  # again, now with the final evaluation
+    if acc.is_main_process: save_training_curves(out)  # again, now with the final evaluation
     secs = time.perf_counter() - t0
     key = 'eval/reward' if 'eval/reward' in after else 'eval/return'  # multi-turn runs report per turn, and the return
     log(f"{key} {before[key]:.3f} -> {after[key]:.3f} in {secs / 60:.1f} min; agents, metrics.jsonl and "
@@ -295,3 +300,7 @@ def main(argv: Optional[Sequence[str]] = None, # default: sys.argv[1:]
     except CLIError as e:
         print(f"comlrl {cmd}: error: {' '.join(str(e).split())}", file=sys.stderr); return 2
     return 0
+
+# %% ../nbs/40_cli.ipynb #ea200ca6
+#| eval: false
+if __name__ == '__main__': sys.exit(main())

@@ -20,6 +20,7 @@ from torch import nn
 from .generation import completion_logprobs, completion_outputs, encode_prompts, token_logprobs
 from .models import Agent, load_adapter_weights
 from .rollout import Rollout
+from .distributed import global_moments
 from .trainer import MAConfig, MATrainer, REFERENCE_CONFIG_FIELDS, token_loss
 
 # %% ../nbs/15_critics.ipynb #f155b6af
@@ -245,6 +246,15 @@ class ActorCriticTrainer(MATrainer):
 
     def trained_modules(self, agent): return [self.agents[agent].model, self.critics[agent].model]
 
+    def gradient_units(self):
+        "Each agent's parameters, with its value head when the head sits on the actor (one forward); each critic of its own apart (the team critic once, for every agent)."
+        units = {}
+        for i, (ag, cr) in enumerate(zip(self.agents, self.critics)):
+            if cr.shared: units[ag.name] = (ag.trainable_parameters() + list(cr.head.parameters()), [i]); continue
+            units[ag.name] = (ag.trainable_parameters(), [i])
+            units[cr.name] = (cr.trainable_parameters(), units.get(cr.name, (None, []))[1] + [i])
+        return units
+
     def value_loss(self, values: torch.Tensor, # [n, C] V(s_t), with gradient
                    returns: torch.Tensor, # [n, C] the targets
                    old_values: torch.Tensor, # [n, C] the values at rollout time
@@ -278,13 +288,13 @@ def chunk_backward(self: ActorCriticTrainer, agent: int, gen, rows, tensors: dic
     cin = (c_ids[rows], c_mask[rows], cK)
     mask = gen.completion_mask[rows].to(dev)
     pick = lambda t: None if t is None else t[rows].to(dev)
-    if cr.shared: lp, v = critic_values(cr, ag.policy(), *ids, K, cin, with_logps=True, **kw)  # one forward, one backward
-    else: lp = completion_logprobs(ag.policy(), *ids, num_generations=K, **kw)
+    if cr.shared: lp, v = self.synced(ag.name, critic_values, cr, ag.policy(), *ids, K, cin, with_logps=True, **kw)  # one forward, one backward
+    else: lp = self.synced(ag.name, completion_logprobs, ag.policy(), *ids, num_generations=K, **kw)
     pl, pinfo = token_loss(lp, pick(targets['advantages']), pick(tensors['old_logps']), pick(tensors['ref_logps']), a.epsilon, a.beta, mask)
     policy_loss = (pl * mask).sum() / denom
     if not cr.shared:  # the critic's own forward (on its own inputs and device), after the policy's backward
         policy_loss.backward()
-        v = critic_values(cr, None, *ids, K, cin, **kw)[1]
+        v = self.synced(cr.name, critic_values, cr, None, *ids, K, cin, **kw)[1]
     cdev = v.device
     vl, vinfo = self.value_loss(v, targets['returns'][rows].to(cdev), tensors['values'][rows].to(cdev))
     value_loss = (vl * mask.to(cdev)).sum() / denom
@@ -309,10 +319,11 @@ def value_stats(self: ActorCriticTrainer, agent: int, # whose critic
                 returns: torch.Tensor, # [T] the value targets of the agent's real tokens in the step
                 values: torch.Tensor, # [T] the critic's values there
                 stats: dict):
-    "Log the critic's mean value and its explained variance 1 - Var(R - V) / Var(R) (1: perfect, 0: no better than the mean)."
-    name, var_R = self.agents[agent].name, returns.var(unbiased=False)
-    stats.setdefault(f'value/{name}', []).append(values.mean().item())
-    stats.setdefault(f'explained_variance/{name}', []).append((1 - (returns - values).var(unbiased=False) / var_R).item() if var_R > 0 else float('nan'))
+    "Log the critic's mean value and its explained variance 1 - Var(R - V) / Var(R) (1: perfect, 0: no better than the mean), over all processes' tokens."
+    acc, name = self.accelerator, self.agents[agent].name
+    (_, _, var_R), (_, mean_V, _), (_, _, var_err) = (global_moments(acc, x.float()) for x in (returns, values, returns - values))
+    stats.setdefault(f'value/{name}', []).append(mean_V)
+    stats.setdefault(f'explained_variance/{name}', []).append(1 - var_err / var_R if var_R > 0 else float('nan'))
 
 @patch
 def save_extra(self: ActorCriticTrainer, output_dir: Path): save_critics(self.critics, output_dir)

@@ -96,23 +96,40 @@ def eos_token_ids(model: nn.Module, tokenizer: PreTrainedTokenizerBase) -> list[
 
 # %% ../nbs/02_generation.ipynb #6814c4e4
 class InverseCDFSampler(LogitsProcessor):
-    "Draws one token per row from softmax(scores) by inverse-CDF sampling and returns scores that are finite only there."
+    """Draws one token per row from softmax(scores) by inverse-CDF sampling and returns scores that are finite only there.
+    The N rows' uniforms: with `generators` (B of them, N = B·K), row b·K + k takes the k-th of K drawn from
+    `generators[b]` at each call; without, N drawn from the global RNG."""
+    def __init__(self, generators: Optional[Sequence[torch.Generator]] = None, # B generators, one per prompt; None: the global RNG
+                 num_generations: int = 1, # K consecutive rows per generator (ignored without generators)
+                ):
+        self.generators, self.num_generations = None if generators is None else list(generators), num_generations
+
+    def uniforms(self, n: int, # N rows
+                 device: torch.device, # where the scores are
+                ) -> torch.Tensor: # [N, 1] float32 in [0, 1)
+        "One uniform per row: K per generator (in the generators' order), or N from the global RNG."
+        if self.generators is None: return torch.rand(n, 1, device=device, dtype=torch.float32)
+        K = self.num_generations
+        if n != len(self.generators) * K:
+            raise ValueError(f"{n} rows, but {len(self.generators)} generators × num_generations={K} = {len(self.generators) * K}")
+        return torch.cat([torch.rand(K, generator=g, device=g.device, dtype=torch.float32) for g in self.generators]).to(device)[:, None]
+
     def __call__(self, input_ids: torch.LongTensor, # [N, t] the sequences so far (unused)
                  scores: torch.FloatTensor, # [N, V] processed scores (-inf where a warper removed a token)
                 ) -> torch.FloatTensor: # [N, V]: 0 at the drawn token, -inf elsewhere (greedy decoding then picks it)
         cdf = scores.softmax(-1, dtype=torch.float32).cumsum_(-1)  # [N, V] F_i
-        u = (1 - torch.rand(scores.shape[0], 1, device=scores.device, dtype=cdf.dtype)) * cdf[:, -1:]  # (0, F_V]
+        u = (1 - self.uniforms(scores.shape[0], scores.device)) * cdf[:, -1:]  # [N, 1] in (0, F_V]
         token = torch.searchsorted(cdf, u).clamp_(max=scores.shape[-1] - 1)  # [N, 1] first i with F_i >= u
         return torch.full_like(scores, float('-inf')).scatter_(1, token, 0.0)
 
-def _sampling_processors(temperature, top_k, top_p, min_p) -> LogitsProcessorList:
+def _sampling_processors(temperature, top_k, top_p, min_p, generators=None, num_generations=1) -> LogitsProcessorList:
     "Hugging Face's warpers in its own order, then the sampler."
     ps = LogitsProcessorList()
     if temperature != 1.0: ps.append(TemperatureLogitsWarper(temperature))
     if top_k: ps.append(TopKLogitsWarper(top_k))
     if top_p < 1.0: ps.append(TopPLogitsWarper(top_p))
     if min_p is not None: ps.append(MinPLogitsWarper(min_p))
-    ps.append(InverseCDFSampler())
+    ps.append(InverseCDFSampler(generators, num_generations))
     return ps
 
 # %% ../nbs/02_generation.ipynb #67e98a2f
@@ -132,6 +149,7 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
              max_prompt_length: Optional[int] = None, # see `encode_prompts`
              prefix_sharing: bool = True, # encode each prompt once for its K samples (same samples, less work)
              cache_implementation: Optional[str] = None, # 'shared', 'static' or 'dynamic' (see above); None: the fastest that applies
+             seeds: Optional[Sequence[int]] = None, # B integers: prompt b's samples draw from a generator seeded with seeds[b]; None: the global RNG
             ) -> Generation:
     "Sample `num_generations` responses to each prompt with one `model.generate` call. Raises `ValueError` on bad settings."
     if num_generations < 1: raise ValueError(f"num_generations must be at least 1, got {num_generations}")
@@ -143,13 +161,16 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
     if cache_implementation not in (None, 'shared', 'static', 'dynamic'):
         raise ValueError(f"cache_implementation must be 'shared', 'static', 'dynamic' or None, got {cache_implementation!r}")
     prompt_ids, prompt_mask = encode_prompts(tokenizer, prompts, use_chat_template, system_prompt, max_prompt_length)
+    if seeds is not None and len(seeds) != prompt_ids.shape[0]:
+        raise ValueError(f"{len(seeds)} seeds for {prompt_ids.shape[0]} prompts: give one seed per prompt")
     ctx = getattr(getattr(model, 'config', None), 'max_position_embeddings', None)
     if ctx is not None and prompt_ids.shape[1] + max_completion_length > ctx:
         raise ValueError(f"the longest prompt ({prompt_ids.shape[1]} tokens) plus max_completion_length="
                          f"{max_completion_length} exceeds the model's context of {ctx} tokens")
     device = next(model.parameters()).device
     eos = eos_token_ids(model, tokenizer)
-    processors = _sampling_processors(temperature, top_k, top_p, min_p) if do_sample else LogitsProcessorList()
+    streams = None if seeds is None else [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
+    processors = _sampling_processors(temperature, top_k, top_p, min_p, streams, num_generations) if do_sample else LogitsProcessorList()
     cfg = GenerationConfig(max_new_tokens=max_completion_length, do_sample=False, num_return_sequences=1,  # see InverseCDFSampler
                            repetition_penalty=repetition_penalty, pad_token_id=tokenizer.pad_token_id,
                            eos_token_id=eos, bos_token_id=tokenizer.bos_token_id, use_cache=True)

@@ -423,7 +423,7 @@ def detect_isolation(python: Optional[str] = None, # interpreter the sandbox wil
 class Sandbox:
     "A pool of at most `max_workers` concurrent sandboxed runs with shared timeout, limits and isolation."
     def __init__(self,
-                 max_workers: Optional[int] = None, # concurrent runs; None = CPUs available to this process
+                 max_workers: Optional[int] = None, # concurrent runs; None = CPUs available to this process, shared among the processes a launcher started on this machine
                  timeout: float = 10.0, # wall-clock seconds per run
                  limits: Optional[Limits] = None, # per-run resource limits; None = Limits()
                  isolation: str = 'auto', # see run_tests
@@ -436,7 +436,7 @@ class Sandbox:
         if isolation != 'auto' and isolation not in ISOLATIONS:
             raise ValueError(f"isolation must be 'auto' or one of {ISOLATIONS}, got {isolation!r}")
         if limits is not None and not isinstance(limits, Limits): raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
-        self.max_workers = max_workers or len(os.sched_getaffinity(0))
+        self.max_workers = max_workers or max(1, len(os.sched_getaffinity(0)) // int(os.environ.get('LOCAL_WORLD_SIZE', '1')))
         self.timeout, self.limits, self.python = timeout, limits or Limits(), python or sys.executable
         self.isolation = detect_isolation(self.python) if isolation == 'auto' else isolation
         self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix='comlrl-sandbox')

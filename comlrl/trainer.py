@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 from transformers import get_scheduler
 
 from .core import RewardFunction, as_formatters, logger
+from .distributed import GradientSync, gather_metrics, global_moments, global_sum, make_accelerator, prompt_seeds, shard
 from .generation import Generation, completion_logprobs
 from .models import Agent, load_adapter_weights, load_agents
 from .rollout import JOINT_MODE_ALIASES, Rollout, from_external_transition, rollout
@@ -145,6 +146,7 @@ class MAConfig:
     eval_steps: Optional[int] = None  # evaluate every this many steps (None: only when `evaluate()` is called)
     save_steps: Optional[int] = None  # checkpoint every this many steps (None: never)
     save_total_limit: Optional[int] = None  # keep at most this many checkpoints (oldest removed)
+    ddp_timeout: int = 1800  # seconds a process waits for the others in a collective before it stops (see 07_distributed)
     # optimisation, one AdamW per agent
     learning_rate: float = 1e-5
     weight_decay: float = 0.0
@@ -154,8 +156,8 @@ class MAConfig:
     max_grad_norm: Optional[float] = 1.0  # clip each agent's gradient norm (None: no clipping)
     lr_scheduler_type: str = 'linear'  # any `transformers.get_scheduler` name
     warmup_ratio: float = 0.0  # fraction of the steps spent warming up
-    per_device_train_batch_size: int = 1  # task items per rollout
-    per_device_eval_batch_size: int = 8  # task items per evaluation rollout
+    per_device_train_batch_size: int = 1  # task items per rollout, in each process (the global batch is this × processes)
+    per_device_eval_batch_size: int = 8  # task items per evaluation rollout, in each process
     gradient_accumulation_steps: int = 1  # rollouts per optimizer step
     num_train_epochs: float = 1.0  # passes over the training set (ignored when max_steps > 0)
     max_steps: int = -1  # optimizer steps in total; > 0 overrides num_train_epochs
@@ -197,7 +199,8 @@ class MAConfig:
         if self.loss_type == 'token_mean': self.loss_type = 'dapo'  # the earlier name, kept readable for saved configs
         def bad(field, why): raise ValueError(f"{name}.{field} {why}")
         for f in ('logging_steps', 'per_device_train_batch_size', 'per_device_eval_batch_size',
-                  'gradient_accumulation_steps', 'num_generations', 'max_completion_length', 'num_turns', 'num_iterations'):
+                  'gradient_accumulation_steps', 'num_generations', 'max_completion_length', 'num_turns', 'num_iterations',
+                  'ddp_timeout'):
             v = getattr(self, f)
             if not isinstance(v, int) or v < 1: bad(f, f"must be a positive integer, got {v!r}")
         for f in ('eval_steps', 'save_steps', 'save_total_limit', 'max_prompt_length', 'micro_batch_size', 'max_eval_samples'):
@@ -359,7 +362,7 @@ class MATrainer:
                  use_lora: Optional[bool] = None, # see `load_agents`
                  lora_config=None, # a `peft.LoraConfig`
                  dtype=None, # model dtype (see `load_model`)
-                 device=None, # one device, or one per agent
+                 device=None, # one device, or one per agent (one process only: data-parallel processes use their own)
                  compute_metrics: Optional[Callable] = None, # (rollout, items) -> dict of extra eval metrics
                  env=None, # an `Environment`: supplies reward_func, formatters, transition, compute_metrics not given
                  callbacks: Optional[Sequence] = None, # objects with optional `on_log(trainer, record)` / `on_train_end(trainer)` (called while the loggers are still open)
@@ -407,9 +410,18 @@ class MATrainer:
         if self.args.num_turns > 1 and transition is None:
             raise ValueError(f"{type(self.args).__name__}.num_turns={self.args.num_turns} needs transition=: "
                              "a function (item, history) -> one next prompt per agent")
+        self.accelerator = acc = make_accelerator(self.args.ddp_timeout)  # one process, or the launcher's (07_distributed)
+        if acc.num_processes > 1:
+            if device is not None:
+                raise ValueError(f"device={device!r} places agents in one process; with {acc.num_processes} data-parallel processes "
+                                 f"each process's agents live on its own device ({acc.device} here): leave device=None")
+            device = acc.device
         _set_seed(self.args.seed)  # before the agents exist: LoRA adapters are initialised from the RNG
         if agents is not None and len(agents) and all(isinstance(a, Agent) for a in agents):
             self.agents = list(agents)
+            same = lambda d: torch.device(d).type == acc.device.type and (torch.device(d).index or 0) == (acc.device.index or 0)
+            if acc.num_processes > 1 and (bad := [a.name for a in self.agents if not same(a.device)]):
+                raise ValueError(f"agents {bad} are not on this process's device {acc.device}: load them there (or pass model ids)")
         else:
             self.agents = load_agents(model, num_agents=num_agents, agents=agents, tokenizer=tokenizer, use_lora=use_lora,
                                       lora_config=lora_config, device=device, **load_kw)
@@ -421,6 +433,7 @@ class MATrainer:
         self.setup_models()
         self._ref_models = self._reference_models()
         self._setup_optimizers()
+        self._setup_gradient_sync()
 
 # %% ../nbs/04_trainer.ipynb #d606f9dd
 @patch
@@ -454,11 +467,11 @@ def _reference_models(self: MATrainer) -> list:
 
 @patch
 def num_training_steps(self: MATrainer) -> int:
-    "Optimizer steps the run will take: `max_steps`, or epochs × items / (batch size × accumulation)."
+    "Optimizer steps the run will take: `max_steps`, or epochs × items / (batch size × accumulation × processes)."
     a = self.args
     if a.max_steps > 0: return a.max_steps
     if self.train_dataset is None: raise ValueError("train() needs train_dataset=")
-    per_step = a.per_device_train_batch_size * a.gradient_accumulation_steps
+    per_step = a.per_device_train_batch_size * a.gradient_accumulation_steps * self.accelerator.num_processes
     return max(1, math.ceil(len(self.train_dataset) * a.num_train_epochs / per_step))
 
 @patch
@@ -487,6 +500,36 @@ def _generation_kwargs(self: MATrainer, greedy: bool = False) -> dict:
     if greedy: return {**kw, 'do_sample': False}
     return {**kw, 'temperature': a.temperature, 'top_p': a.top_p, 'top_k': a.top_k, 'min_p': a.min_p}
 
+# %% ../nbs/04_trainer.ipynb #001f9eb8
+@patch
+def gradient_units(self: MATrainer) -> dict: # name -> (parameters, agents whose micro-batches backpropagate into them)
+    "Hook: the parameter sets whose gradients are averaged across processes: each agent's trainable parameters."
+    return {ag.name: (ag.trainable_parameters(), [i]) for i, ag in enumerate(self.agents)}
+
+@patch
+def _setup_gradient_sync(self: MATrainer):
+    "One DDP-wrapped `GradientSync` per gradient unit when there are several processes; none in one process."
+    units = self.gradient_units()
+    self._ddp, self._armed, self._synced = {}, set(), set()
+    self._unit_last_agent = {name: max(agents) for name, (_, agents) in units.items()}
+    if self.accelerator.num_processes > 1:
+        for name, (params, _) in units.items():
+            flags = [p.requires_grad for p in params]  # PEFT marks only the active adapter trainable; DDP wants them all now
+            for p in params: p.requires_grad_(True)
+            self._ddp[name] = self.accelerator.prepare_model(GradientSync(params), device_placement=False)
+            for p, f in zip(params, flags): p.requires_grad_(f)
+
+@patch
+def synced(self: MATrainer, unit: str, # a `gradient_units` name
+           fn: Callable, *args, **kwargs):
+    "`fn(*args, **kwargs)`, a forward whose output is backpropagated into `unit`'s parameters, through the unit's DDP when there are several processes."
+    ddp = self._ddp.get(unit)
+    if ddp is None: return fn(*args, **kwargs)
+    if unit in self._armed:  # the unit's last micro-batch of this update: its backward averages the gradients
+        self._synced.add(unit)
+        return ddp(fn, *args, **kwargs)
+    with self.accelerator.no_sync(ddp): return ddp(fn, *args, **kwargs)
+
 # %% ../nbs/04_trainer.ipynb #0b7d13ee
 @patch
 def advantages(self: MATrainer, returns: torch.Tensor, # [G, K] returns of G advantage groups of K samples
@@ -507,23 +550,39 @@ def load_state_dict(self: MATrainer, state: dict):
     "Restore what `state_dict` returned. Nothing here."
 
 @patch
-def _rollout(self: MATrainer, items: list) -> Rollout:
+def _rollout(self: MATrainer, items: list, seeds: Optional[list] = None) -> Rollout:
     a = self.args
     return rollout(self.agents, items, self.reward_func, self.formatters, num_generations=a.num_generations,
                    joint_mode=a.joint_mode, num_turns=a.num_turns, transition=self.transition, gamma=a.gamma,
                    greedy_baseline=self.needs_greedy_baseline, early_termination_threshold=a.early_termination_threshold,
-                   **self._generation_kwargs())
+                   seeds=seeds, **self._generation_kwargs())
+
+@patch
+def observe_returns(self: MATrainer, moments: torch.Tensor, # [n, T, 3] float64: count, Σ R, Σ R² per agent and turn, over all processes
+                   ):
+    "Hook: see the batch's credited returns (after this rollout's advantages are computed), e.g. for a running baseline. Nothing here."
 
 @patch
 def _advantages(self: MATrainer, ro: Rollout) -> list[list[torch.Tensor]]:
-    "[agent][level] -> [G·K] advantages: `advantages` on each level's credited returns, then `scale_rewards`."
+    "[agent][level] -> [G·K] advantages: `advantages` on each level's credited returns, then `scale_rewards` ('batch': over all processes)."
+    n, T, sr = len(self.agents), self.args.num_turns, self.args.scale_rewards
+    R = [[ro.sample_returns(i, l) for l in range(len(ro.levels))] for i in range(n)]
+    moments = torch.zeros(n, T, 3, dtype=torch.float64)  # every turn, so that processes whose episodes ended early sum alike
+    for i in range(n):
+        for l, r in enumerate(R[i]): r = r.double(); moments[i, l] = torch.stack([torch.tensor(float(r.numel()), dtype=torch.float64), r.sum(), (r * r).sum()])
+    moments = global_sum(self.accelerator, moments)
     out = []
-    for i in range(len(self.agents)):
+    for i in range(n):
         per_level = []
         for l, L in enumerate(ro.levels):
-            R = ro.sample_returns(i, l)
-            per_level.append(scale_advantages(self.advantages(R, L.baseline, agent=i, turn=l), R, self.args.scale_rewards).reshape(-1))
+            adv = self.advantages(R[i][l], L.baseline, agent=i, turn=l)
+            if sr == 'batch':  # the std of the whole batch's returns, from the moments summed over processes
+                c, s, s2 = moments[i, l].tolist()
+                adv = adv / (math.sqrt(max(s2 / c - (s / c) ** 2, 0.0)) + 1e-4)
+            else: adv = scale_advantages(adv, R[i][l], sr)
+            per_level.append(adv.reshape(-1))
         out.append(per_level)
+    self.observe_returns(moments)
     return out
 
 @patch
@@ -609,8 +668,8 @@ def chunk_backward(self: MATrainer, agent: int, # which agent
     "Hook: forward one micro-batch, backpropagate its share of the loss (`token_loss`, masked, summed, / denom)."
     a, ag = self.args, self.agents[agent]
     dev = ag.device
-    lp = completion_logprobs(ag.policy(), gen.prompt_ids[rows], gen.prompt_mask[rows], gen.completion_ids[rows], a.temperature,
-                             num_generations=gen.num_generations, top_k=a.top_k)
+    lp = self.synced(ag.name, completion_logprobs, ag.policy(), gen.prompt_ids[rows], gen.prompt_mask[rows], gen.completion_ids[rows],
+                     a.temperature, num_generations=gen.num_generations, top_k=a.top_k)
     mask = gen.completion_mask[rows].to(dev)
     pick = lambda t: None if t is None else t[rows].to(dev)
     tl, info = token_loss(lp, pick(targets['advantages']), pick(tensors['old_logps']), pick(tensors['ref_logps']), a.epsilon,
@@ -636,24 +695,34 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
              tensors: list, # per rollout, `rollout_tensors`
              targets: list, # `advantage_targets`
              stats: dict):
-    "Accumulate every agent's gradient over the minibatch, normalised as one batch of samples (`loss_type`)."
-    a, K = self.args, rollouts[0].num_generations
+    """Accumulate every agent's gradient over the minibatch, normalised as one batch of samples (`loss_type`): the
+    samples and tokens of all processes, each process's loss scaled by W / D (see `07_distributed`)."""
+    a, K, W, n = self.args, rollouts[0].num_generations, self.accelerator.num_processes, len(self.agents)
     nodes = {}
     for r, l, g in units: nodes.setdefault((r, l), []).append(g)
-    for i in range(len(self.agents)):
-        pieces = [(r, l, rollouts[r].levels[l].generations[i], (torch.tensor(sorted(gs))[:, None] * K + torch.arange(K)).reshape(-1))
-                  for (r, l), gs in sorted(nodes.items())]
-        denom = loss_denominator(sum(len(rows) for *_, rows in pieces), sum(int(g.completion_mask[rows].sum()) for _, _, g, rows in pieces),
-                                 a.loss_type, a.max_completion_length)
+    pieces = [[(r, l, rollouts[r].levels[l].generations[i], (torch.tensor(sorted(gs))[:, None] * K + torch.arange(K)).reshape(-1))
+               for (r, l), gs in sorted(nodes.items())] for i in range(n)]
+    counts = global_sum(self.accelerator, torch.tensor([[sum(len(rows) for *_, rows in p), sum(int(g.completion_mask[rows].sum()) for _, _, g, rows in p)]
+                                                        for p in pieces]))  # [n, 2] samples and tokens of the whole batch
+    self._synced = set()
+    for i in range(n):
+        denom = loss_denominator(int(counts[i, 0]), int(counts[i, 1]), a.loss_type, a.max_completion_length) / W
+        chunks = [(r, l, gen, rows[sl]) for r, l, gen, rows in pieces[i] for sl in self._chunks(len(rows), K)]
         modules = self.trained_modules(i)
         for m in modules: m.train()
         sums = {}
-        for r, l, gen, rows in pieces:
+        for c, (r, l, gen, rows) in enumerate(chunks):
+            last = c == len(chunks) - 1  # this agent's last micro-batch: the units it is the last to touch are averaged
+            self._armed = {u for u, j in self._unit_last_agent.items() if last and j == i}
             t = {k: v[i][l] for k, v in tensors[r].items()}
-            for sl in self._chunks(len(rows), K):
-                for k, v in self.chunk_backward(i, gen, rows[sl], t, targets[r][i][l], denom).items(): sums[k] = sums.get(k, 0.0) + v
+            for k, v in self.chunk_backward(i, gen, rows, t, targets[r][i][l], denom).items(): sums[k] = sums.get(k, 0.0) + v
+        self._armed = set()
         for m in modules: m.eval()
+        sums['tokens'] = float(counts[i, 1]) / W  # per-token rates over the whole batch, shared among the processes
         self.update_stats(i, sums, stats)
+    if missed := set(self._ddp) - self._synced:
+        raise RuntimeError(f"the gradients of {sorted(missed)} were not averaged across processes: chunk_backward must "
+                           "compute their forward through self.synced(unit, fn, ...)")
 
 @patch
 def optimizer_step(self: MATrainer, stats: dict):
@@ -669,11 +738,13 @@ def optimizer_step(self: MATrainer, stats: dict):
     stats['learning_rate'] = [self.schedulers[0].get_last_lr()[0]]  # the rate this update used
 
 @patch
-def training_step(self: MATrainer, batches: list[list], # gradient_accumulation_steps batches of task items
-                 ) -> dict: # the step's raw metric lists
+def training_step(self: MATrainer, batches: list[list], # gradient_accumulation_steps batches of task items (this process's share)
+                  seeds: Optional[list[list]] = None, # one sampling seed per item (`prompt_seeds`); None: the global RNG
+                 ) -> dict: # the step's raw metric lists (this process's)
     "One training step: rollouts, what they need computed once, advantages, then `num_iterations` epochs of minibatch updates."
     t0, a, stats = time.perf_counter(), self.args, {}
-    rollouts = self.last_rollouts = [self._rollout(items) for items in batches]
+    seeds = seeds if seeds is not None else [None] * len(batches)
+    rollouts = self.last_rollouts = [self._rollout(items, s) for items, s in zip(batches, seeds)]
     tensors = [self.rollout_tensors(ro) for ro in rollouts]
     targets = self.advantage_targets(rollouts, tensors, stats)
     units = [(r, l, g) for r, ro in enumerate(rollouts) for l, L in enumerate(ro.levels) for g in range(len(L.nodes))]
@@ -705,7 +776,8 @@ def run_name(self: MATrainer) -> str:
 @patch
 def run_config(self: MATrainer) -> dict:
     "The config a W&B / trackio run records: algorithm, team size, every config field, and `wandb_config`'s `config_sections`."
-    cfg = {'algorithm': type(self).__name__, 'num_agents': len(self.agents), **self.args.to_dict()}
+    cfg = {'algorithm': type(self).__name__, 'num_agents': len(self.agents), 'world_size': self.accelerator.num_processes,
+           **self.args.to_dict()}
     sections = (self.wandb_config or {}).get('config_sections') or {}
     cfg.update(sections)
     if isinstance(ds := sections.get('dataset'), dict):  # the reference's two shortcuts, which its dashboards group by
@@ -727,6 +799,7 @@ def wandb_init_kwargs(self: MATrainer) -> dict:
 
 @patch
 def _open_loggers(self: MATrainer):
+    if not self.accelerator.is_main_process: return  # one process writes the logs
     if not self._log_started:  # once per trainer: a fresh run starts a fresh log, a resumed one continues it
         self.output_dir.mkdir(parents=True, exist_ok=True)
         if not self._resumed: (self.output_dir / 'metrics.jsonl').unlink(missing_ok=True)
@@ -751,11 +824,16 @@ def _open_loggers(self: MATrainer):
 
 @patch
 def log(self: MATrainer, metrics: dict):
-    "Append `metrics` (with step and epoch) to metrics.jsonl and send them, at the training step, to the loggers in `report_to`."
+    """Append `metrics` (with step, epoch and the number of processes) to metrics.jsonl and send them, at the training step,
+    to the loggers in `report_to`. Every process keeps the record and calls the callbacks; the main process writes."""
     self._open_loggers()
     rec = {'step': self.global_step, 'epoch': round(self._cursor.epoch + self._cursor.pos / max(self._cursor.n, 1), 4)
-           if getattr(self, '_cursor', None) else 0.0, **metrics}
+           if getattr(self, '_cursor', None) else 0.0, **metrics, 'world_size': self.accelerator.num_processes}
     self.log_history.append(rec)
+    if not self.accelerator.is_main_process:
+        for cb in self.callbacks:
+            if hasattr(cb, 'on_log'): cb.on_log(self, rec)
+        return
     with open(self.output_dir / 'metrics.jsonl', 'a') as f: f.write(json.dumps(rec) + '\n')
     if tb := self._loggers.get('tensorboard'):
         for k, v in metrics.items(): tb.add_scalar(k, v, self.global_step)
@@ -784,17 +862,26 @@ def train(self: MATrainer, resume_from_checkpoint: Union[str, Path, bool, None] 
     "Train for `num_training_steps()` optimizer steps, logging, evaluating and checkpointing as configured; finish the loggers at the end."
     a = self.args
     if self.train_dataset is None or len(self.train_dataset) == 0: raise ValueError("train() needs a non-empty train_dataset=")
+    acc = self.accelerator
+    W, rank, B = acc.num_processes, acc.process_index, a.per_device_train_batch_size
     total = self.num_training_steps()
     _set_seed(a.seed)
     self._cursor = _Cursor(len(self.train_dataset), a.seed)
     if resume_from_checkpoint: self._load_checkpoint(self._find_checkpoint(resume_from_checkpoint))
-    bar = tqdm(total=total, initial=self.global_step, desc=type(self).__name__.replace('Trainer', ''), dynamic_ncols=True)
+    bar = tqdm(total=total, initial=self.global_step, desc=type(self).__name__.replace('Trainer', ''), dynamic_ncols=True,
+               disable=not acc.is_main_process)
     window = {}
     try:
         while self.global_step < total:
-            batches = [[self.train_dataset[j] for j in self._cursor.take(a.per_device_train_batch_size)]
-                       for _ in range(a.gradient_accumulation_steps)]
-            stats = self.training_step(batches)
+            batches, seeds, mine = [], [], range(rank * B, (rank + 1) * B)
+            for k in range(a.gradient_accumulation_steps):  # each a global batch of B·W items, drawn alike by every process
+                idx = self._cursor.take(B * W)
+                batches.append([self.train_dataset[idx[p]] for p in mine])
+                seeds.append(prompt_seeds(a.seed, self.global_step * a.gradient_accumulation_steps + k, mine))
+            try: stats = gather_metrics(acc, self.training_step(batches, seeds))
+            except Exception as e:
+                if W > 1: logger.error(f"process {rank} of {W} failed in step {self.global_step + 1}: {type(e).__name__}: {e}")
+                raise
             self.global_step += 1
             for k, v in stats.items(): window.setdefault(k, []).extend(v)
             bar.update(1)
@@ -806,7 +893,7 @@ def train(self: MATrainer, resume_from_checkpoint: Union[str, Path, bool, None] 
                 self.log(self.evaluate())
             if a.save_steps and self.global_step % a.save_steps == 0: self.save_checkpoint()
         bar.close()
-        if self.log_history:  # the curves of every run, next to its metrics (see `41_viz`)
+        if self.log_history and acc.is_main_process:  # the curves of every run, next to its metrics (see `41_viz`)
             from comlrl.viz import save_training_curves
             save_training_curves(self.output_dir)
         for cb in self.callbacks:
@@ -822,14 +909,15 @@ def train(self: MATrainer, resume_from_checkpoint: Union[str, Path, bool, None] 
 @torch.no_grad()
 def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's eval_dataset
             ) -> dict: # eval/ metrics: reward, its components, return, and `compute_metrics`' keys
-    "Greedy rollouts (one response per agent per node) over the eval set; mean reward, components and metrics."
-    a = self.args
+    "Greedy rollouts (one response per agent per node) over the eval set, shared among the processes; mean reward, components and metrics."
+    a, acc = self.args, self.accelerator
     ds = eval_dataset if eval_dataset is not None else self.eval_dataset
     if ds is None: raise ValueError("evaluate() needs an eval_dataset")
     n = len(ds) if a.max_eval_samples is None else min(len(ds), a.max_eval_samples)
+    share = shard(n, acc.process_index, acc.num_processes)  # this process's items
     stats, extra = {}, []
-    for s in range(0, n, a.per_device_eval_batch_size):
-        items = [ds[j] for j in range(s, min(s + a.per_device_eval_batch_size, n))]
+    for s in range(share.start, share.stop, a.per_device_eval_batch_size):
+        items = [ds[j] for j in range(s, min(s + a.per_device_eval_batch_size, share.stop))]
         ro = rollout(self.agents, items, self.reward_func, self.formatters, num_generations=1, joint_mode='align',
                      num_turns=a.num_turns, transition=self.transition, gamma=a.gamma,
                      early_termination_threshold=a.early_termination_threshold, **self._generation_kwargs(greedy=True))
@@ -839,6 +927,8 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
             for k, v in L.rewards.components.items(): stats.setdefault(pre + f'reward/{k}', []).extend(v.tolist())
         stats.setdefault('return', []).extend(ro.levels[0].returns.flatten().tolist())
         if self.compute_metrics is not None: extra.append((len(items), self.compute_metrics(ro, items)))
+    stats = gather_metrics(acc, {**stats, '_compute_metrics': extra})  # every process's values, in item order
+    extra = stats.pop('_compute_metrics')
     out = {f'eval/{k}': float(np.mean(v)) for k, v in stats.items()}
     for key in {k for _, m in extra for k in m}:
         w = [(c, m[key]) for c, m in extra if key in m]
@@ -848,8 +938,9 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
 # %% ../nbs/04_trainer.ipynb #74d8ab6d
 @patch
 def save_model(self: MATrainer, output_dir: Union[str, Path, None] = None):
-    "Save every agent to output_dir/agent_i/: its LoRA adapter (PEFT format) or full weights, and its tokenizer."
+    "Save every agent to output_dir/agent_i/: its LoRA adapter (PEFT format) or full weights, and its tokenizer (the main process writes; the others wait)."
     out = Path(output_dir or self.output_dir)
+    if not self.accelerator.is_main_process: return self.accelerator.wait_for_everyone()
     out.mkdir(parents=True, exist_ok=True)
     shared = {}
     for ag in self.agents:
@@ -859,6 +950,7 @@ def save_model(self: MATrainer, output_dir: Union[str, Path, None] = None):
         ag.tokenizer.save_pretrained(out / ag.name)
     for model, names in shared.values(): model.save_pretrained(out, selected_adapters=names)
     self.save_extra(out)
+    self.accelerator.wait_for_everyone()
 
 @patch
 def load_agent_weights(self: MATrainer, path: Union[str, Path], # a folder written by `save_model` or `save_checkpoint`
@@ -885,21 +977,29 @@ def load_extra(self: MATrainer, path: Path, # a checkpoint folder
 # %% ../nbs/04_trainer.ipynb #9f7fe2fc
 @patch
 def save_checkpoint(self: MATrainer) -> Path:
-    "Write output_dir/checkpoint-{step}/ atomically: agents, optimizers, schedulers, RNG states, data cursor."
+    """Write output_dir/checkpoint-{step}/ atomically: agents, optimizers, schedulers, data cursor, and each process's RNG
+    states. The main process writes everything else (the processes' agents and optimizers are the same)."""
+    acc, a = self.accelerator, self.args
     final = self.output_dir / f'checkpoint-{self.global_step}'
     tmp = self.output_dir / f'.tmp-checkpoint-{self.global_step}'
-    if tmp.exists(): shutil.rmtree(tmp)
-    self.save_model(tmp)
-    torch.save({'optimizers': [o.state_dict() for o in self.optimizers],
-                'schedulers': [s.state_dict() for s in self.schedulers],
-                'rng': _rng_state()}, tmp / 'training_state.pt')
-    (tmp / 'trainer_state.json').write_text(json.dumps({
-        'global_step': self.global_step, 'cursor': self._cursor.state(), 'algorithm': self.state_dict(),
-        'config': self.args.to_dict(), 'agents': [ag.name for ag in self.agents]}, indent=1))
-    if final.exists(): shutil.rmtree(final)
-    os.replace(tmp, final)  # atomic: a checkpoint folder is complete or absent
-    if self.args.save_total_limit:
-        for old in sorted(self._checkpoints())[:-self.args.save_total_limit]: shutil.rmtree(old[1])
+    if acc.is_main_process:
+        if tmp.exists(): shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+    acc.wait_for_everyone()
+    torch.save(_rng_state(), tmp / f'rng_state_{acc.process_index}.pt')  # every process its own
+    self.save_model(tmp)  # waits for every process
+    if acc.is_main_process:
+        torch.save({'optimizers': [o.state_dict() for o in self.optimizers],
+                    'schedulers': [s.state_dict() for s in self.schedulers]}, tmp / 'training_state.pt')
+        (tmp / 'trainer_state.json').write_text(json.dumps({
+            'global_step': self.global_step, 'cursor': self._cursor.state(), 'algorithm': self.state_dict(),
+            'config': a.to_dict(), 'agents': [ag.name for ag in self.agents], 'world_size': acc.num_processes,
+            'global_batch_size': a.per_device_train_batch_size * a.gradient_accumulation_steps * acc.num_processes}, indent=1))
+        if final.exists(): shutil.rmtree(final)
+        os.replace(tmp, final)  # atomic: a checkpoint folder is complete or absent
+        if a.save_total_limit:
+            for old in sorted(self._checkpoints())[:-a.save_total_limit]: shutil.rmtree(old[1])
+    acc.wait_for_everyone()
     return final
 
 @patch
@@ -918,9 +1018,17 @@ def _find_checkpoint(self: MATrainer, which) -> Path:
 
 @patch
 def _load_checkpoint(self: MATrainer, path: Path):
+    acc, a = self.accelerator, self.args
     state = json.loads((path / 'trainer_state.json').read_text())
     if state['agents'] != [ag.name for ag in self.agents]:
         raise ValueError(f"checkpoint {path} holds agents {state['agents']}, this trainer has {[ag.name for ag in self.agents]}")
+    W0, W = state.get('world_size', 1), acc.num_processes
+    batch = a.per_device_train_batch_size * a.gradient_accumulation_steps * W
+    if state.get('global_batch_size', batch) != batch:
+        raise ValueError(f"checkpoint {path} was trained with {state['global_batch_size']} items per step ({W0} processes); "
+                         f"this run takes {batch} ({W} processes × per_device_train_batch_size {a.per_device_train_batch_size} × "
+                         f"gradient_accumulation_steps {a.gradient_accumulation_steps}): set per_device_train_batch_size so "
+                         "that the product is the same, and the run continues where it stopped")
     self.load_extra(path, state['config'])
     self.load_agent_weights(path)
     self._resumed = True
@@ -928,18 +1036,25 @@ def _load_checkpoint(self: MATrainer, path: Path):
     for o, sd in zip(self.optimizers, ts['optimizers']): o.load_state_dict(sd)
     for s, sd in zip(self.schedulers, ts['schedulers']): s.load_state_dict(sd)
     self.global_step = state['global_step']
-    self._cursor = _Cursor(len(self.train_dataset), self.args.seed, **state['cursor'])
+    self._cursor = _Cursor(len(self.train_dataset), a.seed, **state['cursor'])
     self.load_state_dict(state['algorithm'])
-    _set_rng_state(ts['rng'])
+    rng = path / f'rng_state_{acc.process_index}.pt'
+    if rng.is_file(): _set_rng_state(torch.load(rng, weights_only=False))
+    else:  # another number of processes: samples are seeded per prompt, only the global RNG streams restart
+        _set_seed(a.seed + self.global_step + acc.process_index)
+        logger.info(f"{path} was written by {W0} processes, this run has {W}: process {acc.process_index}'s global random "
+                    "state restarts from the seed (sampling is seeded per prompt and does not depend on it)")
     self._truncate_metrics()
 
 @patch
 def _truncate_metrics(self: MATrainer):
     "On resume, drop what a killed run logged after its last checkpoint: those steps are about to be redone."
     f = self.output_dir / 'metrics.jsonl'
-    if not f.exists(): return
-    keep = [l for l in f.read_text().splitlines() if l and json.loads(l)['step'] <= self.global_step]
-    tmp = f.with_suffix('.jsonl.tmp')
-    tmp.write_text(''.join(l + '\n' for l in keep))
-    os.replace(tmp, f)
-    self.log_history = [json.loads(l) for l in keep]
+    if f.exists():
+        keep = [l for l in f.read_text().splitlines() if l and json.loads(l)['step'] <= self.global_step]
+        self.log_history = [json.loads(l) for l in keep]
+    self.accelerator.wait_for_everyone()  # every process has read the log before the main process rewrites it
+    if f.exists() and self.accelerator.is_main_process:
+        tmp = f.with_suffix('.jsonl.tmp')
+        tmp.write_text(''.join(l + '\n' for l in keep))
+        os.replace(tmp, f)

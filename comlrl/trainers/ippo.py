@@ -13,6 +13,7 @@ import torch
 
 from ..critics import ActorCriticConfig, ActorCriticTrainer
 from ..rollout import Rollout, credit_samples
+from ..distributed import global_moments
 from ..trainer import token_loss
 
 # %% ../../nbs/14_ippo.ipynb #e5a86fb1
@@ -154,7 +155,8 @@ class IPPOTrainer(ActorCriticTrainer):
             stats.setdefault('advantage', []).extend(A.tolist())
             self.value_stats(i, R, V, stats)
             if a.whiten_advantages:
-                mean, std = A.mean(), A.std(unbiased=False)
+                _, mean, var = global_moments(self.accelerator, A)  # over every process's tokens
+                std = var ** 0.5
                 for r, l, m in masks: per[r][0][l] = torch.where(m, (per[r][0][l] - mean) / (std + 1e-8), torch.zeros(()))
             for r in range(len(rollouts)): out[r][i] = [{'advantages': adv, 'returns': ret} for adv, ret in zip(*per[r])]
         return out

@@ -43,12 +43,16 @@ class MAREINFORCETrainer(MATrainer):
 
     def advantages(self, returns, baseline=None, agent=0, turn=0):
         if self.args.baseline == 'none': return reinforce_advantages(returns)
-        key = f'{agent}/{turn}'
-        b = self._running.get(key)
-        adv = reinforce_advantages(returns, 0.0 if b is None else b)  # the first batch has no past: b = 0
+        return reinforce_advantages(returns, self._running.get(f'{agent}/{turn}', 0.0))  # the first batch has no past: b = 0
+
+    def observe_returns(self, moments):
+        "After each rollout: b <- m b + (1 - m) mean(R), with the mean over the whole batch (every process's returns)."
+        if self.args.baseline == 'none': return
         m = self.args.baseline_momentum
-        self._running[key] = returns.mean().item() if b is None else m * b + (1 - m) * returns.mean().item()
-        return adv
+        for i, t in (moments[..., 0] > 0).nonzero().tolist():
+            key, mean = f'{i}/{t}', (moments[i, t, 1] / moments[i, t, 0]).item()
+            b = self._running.get(key)
+            self._running[key] = mean if b is None else m * b + (1 - m) * mean
 
     def state_dict(self): return {'running_baseline': dict(self._running)}
     def load_state_dict(self, state): self._running = dict(state.get('running_baseline', {}))
