@@ -286,10 +286,16 @@ def _verify(data: bytes, key: bytes):
     return recs, False
 
 # %% ../nbs/21_sandbox.ipynb #4a7cb09a
+_ast_lock = threading.Lock()
+
+def _parse(src: str) -> ast.Module:
+    "`ast.parse`, one thread at a time: the pool's threads parse concurrently, and CPython 3.11's AST constructor keeps its recursion depth in interpreter-wide state, which concurrent parses corrupt (SystemError, python/cpython#106905)."
+    with _ast_lock: return ast.parse(src)
+
 def _count_unittest_tests(src: str) -> int:
     "Test methods in a unittest source, counted statically: the total when the harness never got to count them."
     return sum(isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name.startswith('test')
-               for node in ast.walk(ast.parse(src)) if isinstance(node, ast.ClassDef) and node.bases for b in node.body)
+               for node in ast.walk(_parse(src)) if isinstance(node, ast.ClassDef) and node.bases for b in node.body)
 
 def _decode(buf: bytearray, dropped: int) -> str:
     return bytes(buf).decode('utf-8', 'replace') + (f'\n[... {dropped} more bytes dropped]' if dropped else '')
@@ -332,7 +338,7 @@ def _assemble(recs, forged, kind, tests, timed_out, rc, stdout, stderr, seconds)
 # %% ../nbs/21_sandbox.ipynb #0494c8b0
 def _check_source(src, what: str):
     if not isinstance(src, str): raise TypeError(f"{what} must be a string of Python source, got {type(src).__name__}")
-    try: ast.parse(src)
+    try: _parse(src)
     except SyntaxError as e:
         raise ValueError(f"{what} is trusted code but does not parse: {e.msg} (line {e.lineno}); fix the {what}") from None
 
