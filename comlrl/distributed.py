@@ -9,7 +9,7 @@ __all__ = ['DATA_PARALLEL_TYPES', 'SUMMED_METRICS', 'SLOWEST_METRICS', 'prompt_s
 # %% ../nbs/07_distributed.ipynb #b92c32c8
 import os
 from datetime import timedelta
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch

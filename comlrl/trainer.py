@@ -797,6 +797,7 @@ def wandb_init_kwargs(self: MATrainer) -> dict:
     if 'wandb' in self._run_ids: kw.update(id=self._run_ids['wandb'], resume='allow')  # logging after `finish_loggers`
     return kw
 
+# %% ../nbs/04_trainer.ipynb #f36a0c18
 @patch
 def _open_loggers(self: MATrainer):
     if not self.accelerator.is_main_process: return  # one process writes the logs
@@ -830,16 +831,13 @@ def log(self: MATrainer, metrics: dict):
     rec = {'step': self.global_step, 'epoch': round(self._cursor.epoch + self._cursor.pos / max(self._cursor.n, 1), 4)
            if getattr(self, '_cursor', None) else 0.0, **metrics, 'world_size': self.accelerator.num_processes}
     self.log_history.append(rec)
-    if not self.accelerator.is_main_process:
-        for cb in self.callbacks:
-            if hasattr(cb, 'on_log'): cb.on_log(self, rec)
-        return
-    with open(self.output_dir / 'metrics.jsonl', 'a') as f: f.write(json.dumps(rec) + '\n')
-    if tb := self._loggers.get('tensorboard'):
-        for k, v in metrics.items(): tb.add_scalar(k, v, self.global_step)
-        tb.flush()
-    for name in ('wandb', 'trackio'):
-        if run := self._loggers.get(name): run.log(metrics, step=self.global_step)
+    if self.accelerator.is_main_process:
+        with open(self.output_dir / 'metrics.jsonl', 'a') as f: f.write(json.dumps(rec) + '\n')
+        if tb := self._loggers.get('tensorboard'):
+            for k, v in metrics.items(): tb.add_scalar(k, v, self.global_step)
+            tb.flush()
+        for name in ('wandb', 'trackio'):
+            if run := self._loggers.get(name): run.log(metrics, step=self.global_step)
     for cb in self.callbacks:
         if hasattr(cb, 'on_log'): cb.on_log(self, rec)
 
@@ -1002,6 +1000,7 @@ def save_checkpoint(self: MATrainer) -> Path:
     acc.wait_for_everyone()
     return final
 
+# %% ../nbs/04_trainer.ipynb #ecd6fd0b
 @patch
 def _checkpoints(self: MATrainer) -> list:
     return [(int(p.name.split('-')[1]), p) for p in self.output_dir.glob('checkpoint-*') if p.name.split('-')[1].isdigit()]
