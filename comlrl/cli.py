@@ -17,7 +17,8 @@ from transformers import HfArgumentParser
 
 from .core import ENVIRONMENTS, make_env
 from .trainer import REFERENCE_CONFIG_FIELDS
-from .models import default_model_path
+from .models import default_lora_config, default_model_path
+from .presets import PRESETS, get_preset
 
 # %% ../nbs/40_cli.ipynb #57539381
 ALGORITHMS: dict[str, str] = {
@@ -57,23 +58,22 @@ class RunArguments:
     env_args: Optional[list[str]] = field(default=None, metadata={
         'help': "environment option KEY=VALUE, repeatable (e.g. max_source_words=200)", 'action': 'append'})
     config: Optional[str] = field(default=None, metadata={'help': 'YAML file of options and config fields'})
+    preset: Optional[str] = field(default=None, metadata={
+        'help': f"named settings for the hardware: {', '.join(PRESETS)} (default: cpu; see 08_presets)"})
     use_lora: Optional[bool] = field(default=None, metadata={'help': 'LoRA adapters (default: yes for one model, no for several)'})
     dtype: Optional[str] = field(default=None, metadata={'help': 'model dtype, e.g. bfloat16 (default: bf16 on GPU, fp32 on CPU)'})
     resume: bool = field(default=False, metadata={'help': 'continue the run in output_dir from its latest checkpoint'})
     overwrite_output_dir: bool = field(default=False, metadata={
         'help': "replace an earlier run in output_dir: its files (agents, checkpoints, metrics, logs) are removed first"})
 
-LAPTOP_DEFAULTS = dict(  # small enough for a laptop CPU; override any of them
-    report_to='none', max_steps=12, per_device_train_batch_size=2, num_generations=4, max_completion_length=64, learning_rate=3e-4,
-    temperature=1.0, logging_steps=1, per_device_eval_batch_size=16, save_steps=None)
+LAPTOP_DEFAULTS = PRESETS['cpu'].config  # the config fields of the default (cpu) preset, small enough for a laptop
+LAPTOP_ENV_ARGS = PRESETS['cpu'].env_args  # ...and its environment options: long sources dominate a CPU's compute
 
-LAPTOP_ENV_ARGS = {'tldr': {'max_source_words': 128}}  # on a CPU only: long sources dominate the compute
-
-def _env_kwargs(name: str, pairs) -> dict:
-    "Environment options: the CPU defaults for `name`, then KEY=VALUE pairs (values read as YAML) or a mapping."
-    import torch, yaml
-    kw = {} if torch.cuda.is_available() else dict(LAPTOP_ENV_ARGS.get(name, {}))
-    if isinstance(pairs, dict): return {**kw, **pairs}
+def _env_kwargs(pairs) -> dict:
+    "Environment options from KEY=VALUE pairs (values read as YAML) or a mapping."
+    import yaml
+    kw = {}
+    if isinstance(pairs, dict): return dict(pairs)
     for p in _flatten(pairs) or []:
         k, eq, v = p.partition('=')
         if not eq or not k: raise CLIError(f"--env_args takes KEY=VALUE, got {p!r}")
@@ -115,14 +115,16 @@ def parse_train_args(argv: Sequence[str], # the arguments after `comlrl train`
                     ) -> tuple: # (RunArguments, the algorithm's config, the environment)
     "Parse `comlrl train` arguments into options, a validated config and the environment. Raises `CLIError`."
     pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    for a in ('--env', '--algo', '--config'): pre.add_argument(a)
+    for a in ('--env', '--algo', '--config', '--preset'): pre.add_argument(a)
     pre.add_argument('--env_args', '--env-args', action='append', nargs='+')
     known, _ = pre.parse_known_args(argv)
     file_cfg = _read_yaml(known.config)
     algo = known.algo or file_cfg.get('algo', 'magrpo')
     env_name = known.env or file_cfg.get('env', 'tldr')
+    try: preset = get_preset(known.preset or file_cfg.get('preset') or 'cpu')
+    except ValueError as e: raise CLIError(str(e)) from e
     trainer_cls, config_cls = algorithm(algo)
-    env_kwargs = {**_env_kwargs(env_name, file_cfg.pop('env_args', None)), **_env_kwargs('', known.env_args)}
+    env_kwargs = {**preset.env_kwargs(env_name), **_env_kwargs(file_cfg.pop('env_args', None)), **_env_kwargs(known.env_args)}
     if env_name not in ENVIRONMENTS:
         raise CLIError(f"unknown environment {env_name!r}: choose one of {', '.join(sorted(ENVIRONMENTS))}")
     env = _make_env(env_name, env_kwargs)
@@ -133,8 +135,8 @@ def parse_train_args(argv: Sequence[str], # the arguments after `comlrl train`
     if unknown:
         raise CLIError(f"unknown field {unknown[0]!r} in {known.config}: {_why_unknown(unknown[0], config_cls)}")
     parser = _Parser([RunArguments, config_cls], prog='comlrl train', allow_abbrev=False)
-    parser.set_defaults(**{**LAPTOP_DEFAULTS, **getattr(env, 'config_defaults', {}),
-                           'output_dir': f'outputs/{env_name}-{algo}', **file_cfg, 'env': env_name, 'algo': algo})
+    parser.set_defaults(**{**preset.config, **getattr(env, 'config_defaults', {}), 'output_dir': f'outputs/{env_name}-{algo}',
+                           **file_cfg, 'env': env_name, 'algo': algo, 'preset': preset.name})
     try: run, cfg, rest = parser.parse_args_into_dataclasses(list(argv), return_remaining_strings=True)
     except ValueError as e:  # the config's own validation names the field
         if isinstance(e, CLIError): raise
@@ -143,6 +145,9 @@ def parse_train_args(argv: Sequence[str], # the arguments after `comlrl train`
         opt = next((r for r in rest if r.startswith('-')), rest[0])
         raise CLIError(f"unknown option {opt}: {_why_unknown(opt.lstrip('-').split('=')[0].replace('-', '_'), config_cls)}")
     run.model, run.data_files = _flatten(run.model), _flatten(run.data_files)
+    if run.model is None and (m := preset.model(env_name)) is not None: run.model = [m]  # what the preset chose, named in run.json
+    if run.dtype is None: run.dtype = preset.dtype
+    if run.use_lora is None: run.use_lora = preset.use_lora
     return run, cfg, env
 
 # %% ../nbs/40_cli.ipynb #72b732d3
@@ -183,8 +188,12 @@ def _team_kwargs(run: RunArguments, env) -> dict:
     if n != env.num_agents: raise CLIError(f"environment {run.env!r} needs {env.num_agents} agents, got --num_agents {n}")
     if len(models) > 1:
         if len(models) != n: raise CLIError(f"got {len(models)} --model values for {n} agents: give one, or one per agent")
-        return dict(agents=models, use_lora=run.use_lora, dtype=run.dtype)
-    return dict(model=models[0], num_agents=n, use_lora=run.use_lora, dtype=run.dtype)
+        kw = dict(agents=models, use_lora=run.use_lora, dtype=run.dtype)
+    else: kw = dict(model=models[0], num_agents=n, use_lora=run.use_lora, dtype=run.dtype)
+    if run.use_lora is not False:  # the preset's LoRA rank (used when the team is LoRA agents)
+        r = get_preset(run.preset or 'cpu').lora_r
+        kw['lora_config'] = default_lora_config(r=r, lora_alpha=2 * r)
+    return kw
 
 def _splits(run: RunArguments, env):
     train = env.load_dataset(run.train_split or env.train_split, data_files=run.data_files)
@@ -198,6 +207,10 @@ def _input_errors():
     except CLIError: raise
     except (FileNotFoundError, KeyError, OSError, ValueError) as e:
         raise CLIError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from e
+
+def _gpu_available() -> bool:
+    import torch
+    return torch.cuda.is_available()
 
 def _fmt(m: dict) -> str:
     return ', '.join(f"{k.removeprefix('eval/')} {v:.3f}" for k, v in m.items() if k.count('/') <= 1 and 'rouge' not in k)
@@ -222,7 +235,9 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
         trainer_cls, _ = algorithm(run.algo)
         train_ds, eval_ds = _splits(run, env)
         log(f"comlrl train: {run.algo} on {run.env} ({len(train_ds)} train / {len(eval_ds)} eval items), "
-            f"{cfg.max_steps} steps -> {out}")
+            f"{cfg.max_steps} steps, preset {run.preset} -> {out}")
+        if run.preset == 'cpu' and '--preset' not in argv and _gpu_available():
+            log("a GPU is visible: --preset colab-t4 (16 GB, fp16) or --preset a100 (bf16) size the run for it")
         trainer = trainer_cls(env=env, train_dataset=train_ds, eval_dataset=eval_ds, args=cfg, **team)
     acc = trainer.accelerator
     if acc.is_main_process:
@@ -230,7 +245,7 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
             for p in stale: shutil.rmtree(p) if p.is_dir() else p.unlink()
             log(f"removed the earlier run in {out}: {', '.join(p.name for p in stale)}")
         out.mkdir(parents=True, exist_ok=True)
-        info = {'env': run.env, 'env_kwargs': env.kwargs, 'algo': run.algo, 'model': run.model, 'num_agents': len(trainer.agents),
+        info = {'env': run.env, 'env_kwargs': env.kwargs, 'algo': run.algo, 'preset': run.preset, 'model': run.model, 'num_agents': len(trainer.agents),
                 'use_lora': [ag.adapter is not None for ag in trainer.agents], 'dtype': run.dtype, 'data_files': run.data_files,
                 'train_split': run.train_split or env.train_split, 'eval_split': run.eval_split or env.eval_split,
                 'world_size': acc.num_processes, 'config': cfg.to_dict()}
@@ -276,7 +291,7 @@ def evaluate(argv: Sequence[str], # the arguments after `comlrl eval`
         cfg = config_cls(**{**info['config'], 'report_to': 'none', 'max_eval_samples': args.max_eval_samples})
         run = RunArguments(env=info['env'], algo=info['algo'], model=info['model'], num_agents=info['num_agents'],
                            data_files=info['data_files'], eval_split=args.eval_split or info['eval_split'],
-                           use_lora=any(info['use_lora']), dtype=info['dtype'])
+                           use_lora=any(info['use_lora']), dtype=info['dtype'], preset=info.get('preset'))
         env = _make_env(run.env, info.get('env_kwargs', {}))
         evals = env.load_dataset(run.eval_split, data_files=run.data_files)
         trainer = trainer_cls(env=env, eval_dataset=evals, args=cfg, **_team_kwargs(run, env))

@@ -293,12 +293,12 @@ def chunk_backward(self: ActorCriticTrainer, agent: int, gen, rows, tensors: dic
     pl, pinfo = token_loss(lp, pick(targets['advantages']), pick(tensors['old_logps']), pick(tensors['ref_logps']), a.epsilon, a.beta, mask)
     policy_loss = (pl * mask).sum() / denom
     if not cr.shared:  # the critic's own forward (on its own inputs and device), after the policy's backward
-        policy_loss.backward()
+        self.backward_loss(policy_loss)
         v = self.synced(cr.name, critic_values, cr, None, *ids, K, cin, **kw)[1]
     cdev = v.device
     vl, vinfo = self.value_loss(v, targets['returns'][rows].to(cdev), tensors['values'][rows].to(cdev))
     value_loss = (vl * mask.to(cdev)).sum() / denom
-    (policy_loss + a.vf_coef * value_loss.to(dev) if cr.shared else a.vf_coef * value_loss).backward()
+    self.backward_loss(policy_loss + a.vf_coef * value_loss.to(dev) if cr.shared else a.vf_coef * value_loss)
     out = {'loss': policy_loss.item(), 'value_loss': value_loss.item(), 'tokens': mask.sum().item(),
            'clipped': (pinfo['clipped'] * mask).sum().item(), 'value_clipped': (vinfo['clipped'] * mask.to(cdev)).sum().item()}
     if 'kl' in pinfo: out['kl'] = (pinfo['kl'] * mask).sum().item()

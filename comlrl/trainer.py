@@ -8,7 +8,7 @@ __all__ = ['LOSS_TYPES', 'REFERENCE_CONFIG_FIELDS', 'WANDB_CONFIG_KEYS', 'REFERE
            'model_loading_kwargs', 'MATrainer']
 
 # %% ../nbs/04_trainer.ipynb #631c7748
-import copy, dataclasses, difflib, importlib.util, json, math, os, random, shutil, time
+import contextlib, copy, dataclasses, difflib, importlib.util, json, math, os, random, shutil, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
@@ -187,6 +187,8 @@ class MAConfig:
     num_iterations: int = 1  # policy updates per rollout
     micro_batch_size: Optional[int] = None  # samples per forward/backward in the update (None: all)
     gradient_checkpointing: bool = False  # trade compute for activation memory
+    fp16: bool = False  # float16 autocast with loss scaling (a T4); trained parameters stay float32 (see Mixed precision)
+    bf16: bool = False  # bfloat16 autocast (an A100/H100, or a CPU that has it)
     disable_dropout: bool = True  # dropout would make training log-probs differ from sampling ones
 
     def __new__(cls, *args, **kwargs):
@@ -221,6 +223,7 @@ class MAConfig:
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)):
             bad('early_termination_threshold', f"must be None or a finite number, got {t!r}")
         if self.beta < 0: bad('beta', f"must be >= 0, got {self.beta}")
+        if self.fp16 and self.bf16: bad('fp16', "and bf16 are both True: choose one (fp16 on a T4, bf16 on an A100/H100)")
         if self.beta > 0 and self.top_k and self.updates_per_rollout() > 1:
             bad('top_k', f"is {self.top_k} with beta={self.beta} and {self.updates_per_rollout()} updates per rollout: once the "
                 "policy has moved, an earlier sample can lie outside its new top-k, where the KL to the reference is infinite; "
@@ -433,6 +436,7 @@ class MATrainer:
         self.setup_models()
         self._ref_models = self._reference_models()
         self._setup_optimizers()
+        self._setup_precision()
         self._setup_gradient_sync()
 
 # %% ../nbs/04_trainer.ipynb #d606f9dd
@@ -500,6 +504,35 @@ def _generation_kwargs(self: MATrainer, greedy: bool = False) -> dict:
     if greedy: return {**kw, 'do_sample': False}
     return {**kw, 'temperature': a.temperature, 'top_p': a.top_p, 'top_k': a.top_k, 'min_p': a.min_p}
 
+# %% ../nbs/04_trainer.ipynb #6a1e0d47
+@patch
+def _setup_precision(self: MATrainer):
+    "The autocast dtype (`fp16`/`bf16`) and the loss scaler. Raises `ValueError` if fp16 would train 16-bit parameters."
+    a = self.args
+    self._amp_dtype = torch.float16 if a.fp16 else torch.bfloat16 if a.bf16 else None
+    if a.fp16:
+        low = {f'{ag.name} ({p.dtype})' for i, ag in enumerate(self.agents) for g in self.optimizer_groups(i)
+               for p in g['params'] if p.dtype != torch.float32}
+        if low:
+            raise ValueError(f"fp16=True trains float32 parameters under float16 autocast, but {sorted(low)} would be trained "
+                             "in 16 bits: load the model in float32 (dtype='float32'), or use LoRA agents on a float16 base "
+                             "(use_lora=True, dtype='float16': the adapters stay float32)")
+    self._amp_devices = sorted({ag.device.type for ag in self.agents})
+    self.scaler = torch.amp.GradScaler(self._amp_devices[0], enabled=a.fp16)
+
+@patch
+def autocast(self: MATrainer):
+    "The context every forward runs in: `torch.autocast` in the configured dtype on the agents' device types, or nothing."
+    stack = contextlib.ExitStack()
+    for d in self._amp_devices: stack.enter_context(torch.autocast(d, dtype=self._amp_dtype, enabled=self._amp_dtype is not None))
+    return stack
+
+@patch
+def backward_loss(self: MATrainer, loss: torch.Tensor, # a scalar
+                 ):
+    "Backpropagate `loss` times the loss scale (fp16; 1 otherwise). `optimizer_step` divides the gradients by it again."
+    self.scaler.scale(loss).backward()
+
 # %% ../nbs/04_trainer.ipynb #001f9eb8
 @patch
 def gradient_units(self: MATrainer) -> dict: # name -> (parameters, agents whose micro-batches backpropagate into them)
@@ -524,11 +557,12 @@ def synced(self: MATrainer, unit: str, # a `gradient_units` name
            fn: Callable, *args, **kwargs):
     "`fn(*args, **kwargs)`, a forward whose output is backpropagated into `unit`'s parameters, through the unit's DDP when there are several processes."
     ddp = self._ddp.get(unit)
-    if ddp is None: return fn(*args, **kwargs)
-    if unit in self._armed:  # the unit's last micro-batch of this update: its backward averages the gradients
-        self._synced.add(unit)
-        return ddp(fn, *args, **kwargs)
-    with self.accelerator.no_sync(ddp): return ddp(fn, *args, **kwargs)
+    with self.autocast():
+        if ddp is None: return fn(*args, **kwargs)
+        if unit in self._armed:  # the unit's last micro-batch of this update: its backward averages the gradients
+            self._synced.add(unit)
+            return ddp(fn, *args, **kwargs)
+        with self.accelerator.no_sync(ddp): return ddp(fn, *args, **kwargs)
 
 # %% ../nbs/04_trainer.ipynb #0b7d13ee
 @patch
@@ -675,7 +709,7 @@ def chunk_backward(self: MATrainer, agent: int, # which agent
     tl, info = token_loss(lp, pick(targets['advantages']), pick(tensors['old_logps']), pick(tensors['ref_logps']), a.epsilon,
                           a.beta, mask)
     loss = (tl * mask).sum() / denom
-    loss.backward()
+    self.backward_loss(loss)
     out = {'loss': loss.item(), 'tokens': mask.sum().item(), 'clipped': (info['clipped'] * mask).sum().item()}
     if 'kl' in info: out['kl'] = (info['kl'] * mask).sum().item()
     return out
@@ -728,13 +762,18 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
 def optimizer_step(self: MATrainer, stats: dict):
     "Clip each parameter group's gradient norm apart (`max_grad_norm`), log it, and step every agent's optimizer."
     for opt, names in zip(self.optimizers, self.optimizer_group_names):
+        if not any(p.grad is not None for g in opt.param_groups for p in g['params']): continue  # nothing to step
+        self.scaler.unscale_(opt)  # fp16: true gradients (and inf/NaN found) before clipping; otherwise nothing
         for name, group in zip(names, opt.param_groups):
             params = [p for p in group['params'] if p.grad is not None]
             if not params: continue
             if self.args.max_grad_norm is not None: gn = torch.nn.utils.clip_grad_norm_(params, self.args.max_grad_norm)
             else: gn = torch.norm(torch.stack([p.grad.norm() for p in params]))
             stats.setdefault(f'grad_norm/{name}', []).append(float(gn))
-        opt.step(); opt.zero_grad(set_to_none=True)
+        self.scaler.step(opt); opt.zero_grad(set_to_none=True)  # fp16: skipped when a gradient overflowed
+    if self.scaler.is_enabled():
+        self.scaler.update()
+        stats['loss_scale'] = [self.scaler.get_scale()]
     stats['learning_rate'] = [self.schedulers[0].get_last_lr()[0]]  # the rate this update used
 
 @patch
@@ -744,9 +783,10 @@ def training_step(self: MATrainer, batches: list[list], # gradient_accumulation_
     "One training step: rollouts, what they need computed once, advantages, then `num_iterations` epochs of minibatch updates."
     t0, a, stats = time.perf_counter(), self.args, {}
     seeds = seeds if seeds is not None else [None] * len(batches)
-    rollouts = self.last_rollouts = [self._rollout(items, s) for items, s in zip(batches, seeds)]
-    tensors = [self.rollout_tensors(ro) for ro in rollouts]
-    targets = self.advantage_targets(rollouts, tensors, stats)
+    with self.autocast():  # the update's forwards enter it in `synced`
+        rollouts = self.last_rollouts = [self._rollout(items, s) for items, s in zip(batches, seeds)]
+        tensors = [self.rollout_tensors(ro) for ro in rollouts]
+        targets = self.advantage_targets(rollouts, tensors, stats)
     units = [(r, l, g) for r, ro in enumerate(rollouts) for l, L in enumerate(ro.levels) for g in range(len(L.nodes))]
     for _ in range(a.num_iterations):
         for mb in self.minibatches(units):
@@ -916,9 +956,10 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
     stats, extra = {}, []
     for s in range(share.start, share.stop, a.per_device_eval_batch_size):
         items = [ds[j] for j in range(s, min(s + a.per_device_eval_batch_size, share.stop))]
-        ro = rollout(self.agents, items, self.reward_func, self.formatters, num_generations=1, joint_mode='align',
-                     num_turns=a.num_turns, transition=self.transition, gamma=a.gamma,
-                     early_termination_threshold=a.early_termination_threshold, **self._generation_kwargs(greedy=True))
+        with self.autocast():
+            ro = rollout(self.agents, items, self.reward_func, self.formatters, num_generations=1, joint_mode='align',
+                         num_turns=a.num_turns, transition=self.transition, gamma=a.gamma,
+                         early_termination_threshold=a.early_termination_threshold, **self._generation_kwargs(greedy=True))
         for l, L in enumerate(ro.levels):
             pre = '' if a.num_turns == 1 else f'turn_{l}/'
             stats.setdefault(pre + 'reward', []).extend(L.rewards.total.tolist())
@@ -987,7 +1028,7 @@ def save_checkpoint(self: MATrainer) -> Path:
     torch.save(_rng_state(), tmp / f'rng_state_{acc.process_index}.pt')  # every process its own
     self.save_model(tmp)  # waits for every process
     if acc.is_main_process:
-        torch.save({'optimizers': [o.state_dict() for o in self.optimizers],
+        torch.save({'optimizers': [o.state_dict() for o in self.optimizers], 'scaler': self.scaler.state_dict(),
                     'schedulers': [s.state_dict() for s in self.schedulers]}, tmp / 'training_state.pt')
         (tmp / 'trainer_state.json').write_text(json.dumps({
             'global_step': self.global_step, 'cursor': self._cursor.state(), 'algorithm': self.state_dict(),
@@ -1034,6 +1075,7 @@ def _load_checkpoint(self: MATrainer, path: Path):
     ts = torch.load(path / 'training_state.pt', weights_only=False)
     for o, sd in zip(self.optimizers, ts['optimizers']): o.load_state_dict(sd)
     for s, sd in zip(self.schedulers, ts['schedulers']): s.load_state_dict(sd)
+    if ts.get('scaler'): self.scaler.load_state_dict(ts['scaler'])  # fp16's loss scale continues where it was
     self.global_step = state['global_step']
     self._cursor = _Cursor(len(self.train_dataset), a.seed, **state['cursor'])
     self.load_state_dict(state['algorithm'])

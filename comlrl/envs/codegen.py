@@ -271,18 +271,20 @@ def grade_tests(fb: CodeFeedback, # from `check_joint`, syntax level passed
 # %% ../../nbs/22_codegen.ipynb #a8b4a251
 class CodeGenEnv(CodeEnv):
     """Code generation with a helper agent (`aux`) and a main agent (`entry_point`), or one agent alone.
-    Subclasses set where the data lives: `hub_path`, `hub_config`, `default_split`, `local_path` (under COMLRL_DATA_DIR)."""
+    Subclasses set where the data lives: `hub_path`, `hub_config`, `default_split`, and the offline copies under
+    COMLRL_DATA_DIR: `local_path` (of `hub_path`) and `local_copies` (of other hub datasets, read with `dataset=`)."""
     name = 'codegen'
     hub_path: Optional[str] = None
     hub_config: Optional[str] = None
     default_split: str = 'test'
-    local_path: Optional[str] = None
+    local_path: Optional[str] = None  # the offline copy of `hub_path`, relative to COMLRL_DATA_DIR
+    local_copies: dict = {}  # offline copies of other hub datasets: hub name -> path relative to COMLRL_DATA_DIR
     train_split: Optional[str] = None  # what `comlrl train` trains on by default
     eval_split: Optional[str] = None  # ...and evaluates on
     feedback_class, tested = CodeFeedback, "the team's code was run"
 
     def __init__(self, num_agents: int = 2, # 2: helper + main; 1: one agent writes the function
-                 dataset: Optional[str] = None, # hub dataset name; None: the class's, or its offline copy if present
+                 dataset: Optional[str] = None, # hub dataset name; None: the class's (`hub_path`)
                  dataset_config: Optional[str] = None, # hub configuration (default: the class's)
                  timeout: float = 10.0, # wall-clock seconds per program in the sandbox
                  limits: Optional[Limits] = None, # the sandbox's resource limits (CPU seconds, memory...); None: its defaults
@@ -307,17 +309,18 @@ class CodeGenEnv(CodeEnv):
                        f"['code', 'test_list', 'prompt' or 'text']; the data has {sorted(cols)}")
 
     def _offline_copy(self) -> Optional[Path]:
-        d = data_dir()
-        return d / self.local_path if d is not None and self.local_path and (d / self.local_path).is_file() else None
+        "The offline copy of the dataset asked for (the class's, or one in `local_copies`), if COMLRL_DATA_DIR holds it."
+        rel = self.local_path if self.dataset is None else None if self.dataset_config else self.local_copies.get(self.dataset)
+        d = data_dir() if rel else None
+        return d / rel if d is not None and (d / rel).is_file() else None
 
     def load_dataset(self, split: Optional[str] = None, # e.g. 'test' or 'test[:16]'; None: `default_split`
                      data_files=None, # local json/jsonl(.gz) file(s) instead of the hub
                     ):
-        "The task items: from `data_files`, else the offline copy under COMLRL_DATA_DIR (unless `dataset=` was given), else the hub."
+        "The task items: from `data_files`, else the offline copy of the dataset asked for when COMLRL_DATA_DIR holds it, else the hub."
         split = split or self.default_split
-        if data_files is None and self.dataset is None and (local := self._offline_copy()) is not None:
-            return self.prepare(self._load_offline(local, split))
         if data_files is not None: return self.prepare(load_task_dataset(data_files=data_files, split=split))
+        if (local := self._offline_copy()) is not None: return self.prepare(self._load_offline(local, split))
         if self.dataset is None and self.hub_path is None:
             raise ValueError(f"{type(self).__name__} has no default dataset: pass dataset= (a hub name) or data_files=")
         return self.prepare(load_task_dataset(self.dataset or self.hub_path, split=split,
@@ -382,21 +385,31 @@ class HumanEvalEnv(CodeGenEnv):
 
 class CoopHumanEvalEnv(CodeGenEnv):
     "CoopHumanEval (Liu et al. 2025): 82 HumanEval-style problems chosen to reward a helper function."
-    name, hub_path, default_split, local_path = 'coophumaneval', 'OpenMLRL/CoopHumanEval', 'train', 'coophumaneval/che_raw.json'
-    train_split, eval_split = 'train[16:]', 'train[:16]'
+    name, hub_path, default_split, local_path = 'coophumaneval', 'OpenMLRL/CoopHumanEval', 'test', 'coophumaneval/che_raw.json'
+    train_split, eval_split = 'test[16:]', 'test[:16]'
 
 _MBPP_SPLITS = {'prompt': (1, 10), 'test': (11, 510), 'validation': (511, 600), 'train': (601, 974)}
 
 class MBPPEnv(CodeGenEnv):
     "MBPP (Austin et al. 2021), the sanitized subset: 427 problems; or any HumanEval-style conversion of it."
     name, hub_path, hub_config, default_split, local_path = 'mbpp', 'google-research-datasets/mbpp', 'sanitized', 'test', 'mbpp/sanitized-mbpp.json'
+    local_copies = {'OpenMLRL/MBPP': 'mbpp/mbpp_raw.json'}  # the reference library's HumanEval-style test split
     train_split, eval_split = 'train', 'validation'
 
+    def load_dataset(self, split: Optional[str] = None, # 'prompt', 'test', 'validation' or 'train', optionally sliced
+                     data_files=None, # local json/jsonl(.gz) file(s) instead of the hub
+                    ):
+        "As `CodeGenEnv.load_dataset`; Google's MBPP has four splits, checked here online and offline alike."
+        base = (split or self.default_split).split('[')[0]
+        if data_files is None and self.dataset is None and base not in _MBPP_SPLITS:
+            raise ValueError(f"MBPP's splits are {sorted(_MBPP_SPLITS)}, got {split!r}")
+        return super().load_dataset(split, data_files)
+
     def _load_offline(self, path: Path, split: str):
-        "The offline file holds every split: select the hub's split by task id, then slice."
+        "Google's offline file holds every split: select the hub's split by task id, then slice."
+        if self.dataset is not None: return super()._load_offline(path, split)
         import datasets
         base = split.split('[')[0]
-        if base not in _MBPP_SPLITS: raise ValueError(f"MBPP's splits are {sorted(_MBPP_SPLITS)}, got {split!r}")
         lo, hi = _MBPP_SPLITS[base]
         ds = load_task_dataset(data_files=path, split=base, columns=['task_id', 'code', 'test_list'])
         ds = ds.filter(lambda r: lo <= r['task_id'] <= hi)

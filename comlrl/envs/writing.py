@@ -149,8 +149,8 @@ class WritingEnv(Environment):
         "Map the dataset's own columns to `prompt` (and `completion`); subclasses override."
         return ds
 
-    def _offline(self, split: str):
-        "The offline copy in COMLRL_DATA_DIR for `split`, or None."
+    def _offline(self, split: str, root: Path):
+        "The offline copy for `split` in the folder `root` (COMLRL_DATA_DIR), or None if it is not there."
         return None
 
     def load_dataset(self, split: str = 'train', # split name, optionally sliced: 'test[:16]'
@@ -161,8 +161,8 @@ class WritingEnv(Environment):
         if files is not None:
             names = ', '.join(map(str, [files] if isinstance(files, (str, Path)) else files))
             return self._from_rows(load_task_dataset(data_files=files, split=split), names)
-        if self.dataset_name == self.hub_name and data_dir() is not None:
-            ds = self._offline(split)
+        if self.dataset_name == self.hub_name and (root := data_dir()) is not None:
+            ds = self._offline(split, root)
             if ds is not None: return ds
         return self._from_rows(load_task_dataset(self.dataset_name, split=split), self.dataset_name)
 
@@ -227,12 +227,12 @@ class TLDREnv(WritingEnv):
         raise KeyError(f"column 'prompt' not found in {source}; its columns are {cols}: TL;DR data needs 'prompt' "
                        f"(and 'completion'), or OpenAI's raw fields {need}")
 
-    def _offline(self, split):
-        f = data_dir() / 'tldr' / 'test.json'
+    def _offline(self, split, root):
+        f = root / 'tldr' / 'test.json'
         if not f.is_file(): return None
-        ds = self._from_rows(load_task_dataset(data_files=f, split='train'), str(f))
         name = split.split('[')[0]
-        if name not in ('train', 'test'): raise ValueError(f"the offline TL;DR copy has splits 'train' and 'test', not {name!r}")
+        if name not in ('train', 'test'): raise ValueError(f"Unknown split {name!r}: the offline TL;DR copy has splits 'train' and 'test'")
+        ds = self._from_rows(load_task_dataset(data_files=f, split='train'), str(f))
         part = ds.select(range(self.offline_test_size)) if name == 'test' else ds.select(range(self.offline_test_size, len(ds)))
         return select_split(part, split)
 
@@ -243,7 +243,7 @@ class TLDREnv(WritingEnv):
 class ArxivEnv(WritingEnv):
     "arXiv: from an abstract, agent 1 writes background and motivation, agent 2 method and implications. Hub: `OpenMLRL/arXiv_abstract`."
     name, hub_name, reward_spec = 'arxiv', 'OpenMLRL/arXiv_abstract', ARXIV_REWARD
-    eval_split = 'validation[:16]'
+    eval_split = 'val[:16]'  # the hub's splits: train, val, test
     instructions = (
         "Write the first paragraph of a paper's introduction from the abstract below: the background and the motivation "
         "(about 150 words). Another writer covers the method and its implications, so do not describe them.",
@@ -258,8 +258,8 @@ class ArxivEnv(WritingEnv):
         raise KeyError(f"column 'abstract_text' not found in {source}; its columns are {cols}: arXiv data needs "
                        "'abstract_text' (or 'prompt', or SciTLDR's 'source')")
 
-    def _offline(self, split):
-        name = {'validation': 'dev'}.get(split.split('[')[0], split.split('[')[0])
-        f = data_dir() / 'scitldr' / 'SciTLDR-A' / f'{name}.jsonl'
+    def _offline(self, split, root):
+        name = {'val': 'dev', 'validation': 'dev'}.get(split.split('[')[0], split.split('[')[0])
+        f = root / 'scitldr' / 'SciTLDR-A' / f'{name}.jsonl'
         if not f.is_file(): return None
         return select_split(self._from_rows(load_task_dataset(data_files=f, split='train'), str(f)), split)

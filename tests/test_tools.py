@@ -1,0 +1,76 @@
+"""The repository's checks in tools/ must fail on the violations they exist to catch (planted in copies of notebooks)."""
+import json, shutil, subprocess, sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NB = ROOT / 'nbs' / '20_writing.ipynb'
+
+
+def _check(tool: str, *paths) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, f'tools/{tool}', *map(str, paths)], cwd=ROOT, capture_output=True, text=True)
+
+
+def _plant(tmp_path: Path, code: str, at: int = 5) -> Path:
+    "A copy of a clean notebook (in nbs/, so the badge URL is the same) with one extra code cell."
+    nb = json.loads(NB.read_text())
+    nb['cells'].insert(at, {'cell_type': 'code', 'id': 'planted0', 'metadata': {}, 'execution_count': None, 'outputs': [],
+                            'source': code.splitlines(keepends=True)})
+    p = ROOT / 'nbs' / f'_planted_{tmp_path.name}.ipynb'  # `_`: nbdev and the test suite skip it
+    nb['cells'][1]['source'] = [''.join(nb['cells'][1]['source']).replace(NB.name, p.name)]  # its own badge
+    p.write_text(json.dumps(nb, indent=1))
+    return p
+
+
+def test_colab_check_passes_on_the_notebooks():
+    r = _check('check_colab.py')
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('code,why', [
+    ("data = Path(os.environ['COMLRL_DATA_DIR']) / 'mbpp'", 'reads COMLRL_DATA_DIR'),
+    ("d = os.environ.get('COMLRL_MODEL_DIR', '/tmp')", 'reads COMLRL_DATA_DIR/COMLRL_MODEL_DIR'),
+    ("DATA = Path('../../shared/data')", 'offline copy in shared/'),
+    ("test_eq(len(train), 400)", 'compares a length with 400'),
+    ("assert len(env.load_dataset('train')) == 500", 'compares a length with 500'),
+])
+def test_colab_check_fails_on_a_planted_violation(tmp_path, code, why):
+    p = _plant(tmp_path, code)
+    try:
+        r = _check('check_colab.py', p)
+        assert r.returncode == 1 and why in r.stdout, r.stdout + r.stderr
+    finally: p.unlink()
+
+
+def test_colab_check_allows_library_code_and_hub_sizes(tmp_path):
+    p = _plant(tmp_path, "test_eq(len(he), 164)\nwith _with_env(COMLRL_MODEL_DIR=d): pass\nprint(text[:400])")
+    try:
+        r = _check('check_colab.py', p)
+        assert r.returncode == 0, r.stdout + r.stderr
+    finally: p.unlink()
+
+
+def test_colab_check_fails_without_badge_or_install_cell_and_fix_restores_them(tmp_path):
+    nb = json.loads(NB.read_text())
+    del nb['cells'][1:3]  # the badge and the install cell
+    p = ROOT / 'nbs' / f'_planted_{tmp_path.name}.ipynb'
+    p.write_text(json.dumps(nb, indent=1))
+    try:
+        r = _check('check_colab.py', p)
+        assert r.returncode == 1 and 'Colab badge' in r.stdout and 'install cell' in r.stdout, r.stdout
+        r = _check('check_colab.py', '--fix', p)
+        assert r.returncode == 0, r.stdout + r.stderr
+        fixed = json.loads(p.read_text())['cells']
+        assert f'blob/main/nbs/{p.name}' in ''.join(fixed[1]['source'])
+        assert "if 'google.colab' in sys.modules:" in ''.join(fixed[2]['source'])
+    finally: p.unlink()
+
+
+def test_device_check_fails_on_a_hard_coded_device(tmp_path):
+    assert _check('check_devices.py').returncode == 0
+    for line in ("x = torch.zeros(3, device='cuda')", "y = x.cuda()", "z = x.to('cpu')", "d = torch.device('cuda:0')"):
+        f = tmp_path / 'mod.py'
+        f.write_text(f"import torch\n{line}\n")
+        r = _check('check_devices.py', f)
+        assert r.returncode == 1 and 'hard-coded device' in r.stdout, (line, r.stdout)
