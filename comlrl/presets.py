@@ -40,7 +40,7 @@ class Preset:
     lora_r: int = 16  # LoRA rank (lora_alpha = 2r)
     config: dict = field(default_factory=dict)  # MAConfig fields
     env_args: dict = field(default_factory=dict)  # environment name -> its options
-    prompt_lengths: dict = field(default_factory=dict)  # 'writing' / 'code' -> prompt tokens to plan memory for
+    prompt_lengths: dict = field(default_factory=dict)  # environment name, or 'writing' / 'code' -> prompt tokens to plan memory for
 
     def model(self, env) -> Optional[str]:
         "The hub id for `env`'s kind of task, or None for the default model."
@@ -68,21 +68,21 @@ _CPU_CONFIG = dict(report_to='none', max_steps=12, per_device_train_batch_size=2
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset('cpu', 'any CPU (a laptop): the embedded SmolLM2-135M-Instruct in float32, a few minutes per run',
            config=_CPU_CONFIG, env_args={'tldr': {'max_source_words': 128}},
-           prompt_lengths={'writing': 240, 'code': 200}),
+           prompt_lengths={'writing': 240, 'code': 200, 'classeval': 1024}),
     Preset('colab-t4', 'a free Colab T4 (16 GB, float16: the T4 has no bfloat16), LoRA agents on one float16 base',
            models={'writing': 'Qwen/Qwen2.5-0.5B-Instruct', 'code': 'Qwen/Qwen2.5-Coder-1.5B-Instruct'},
            dtype='float16', use_lora=True, lora_r=16,
            config=dict(fp16=True, gradient_checkpointing=True, per_device_train_batch_size=4, num_generations=4,
                        max_completion_length=256, micro_batch_size=4, learning_rate=1e-4, max_steps=200, logging_steps=5,
                        eval_steps=50, save_steps=50, save_total_limit=2, per_device_eval_batch_size=16, report_to='none'),
-           prompt_lengths={'writing': 512, 'code': 384}),
+           prompt_lengths={'writing': 512, 'code': 384, 'classeval': 1024}),
     Preset('a100', 'an A100 or H100 (40-80 GB, bfloat16): more prompts per step and more samples per prompt',
            models={'writing': 'Qwen/Qwen2.5-1.5B-Instruct', 'code': 'Qwen/Qwen2.5-Coder-1.5B-Instruct'},
            dtype='bfloat16', use_lora=True, lora_r=32,
            config=dict(bf16=True, gradient_checkpointing=True, per_device_train_batch_size=8, num_generations=8,
                        max_completion_length=512, micro_batch_size=8, learning_rate=1e-4, max_steps=300, logging_steps=5, eval_steps=50, save_steps=50,
                        save_total_limit=2, per_device_eval_batch_size=32, report_to='none'),
-           prompt_lengths={'writing': 512, 'code': 384}),
+           prompt_lengths={'writing': 512, 'code': 384, 'classeval': 1024}),
 ]}
 
 def get_preset(name: Union[str, Preset]) -> Preset:
@@ -237,12 +237,13 @@ MODEL_CONFIGS: dict[str, dict] = {  # the fields of the presets' models' config.
 }
 
 def preset_memory(preset: Union[str, Preset], # a preset or its name
-                  kind: str = 'writing', # 'writing' or 'code'
+                  task: str = 'writing', # an environment's name, or 'writing' / 'code'
                   config=None, # the model's configuration; None: `MODEL_CONFIGS` of the preset's model
                   device: str = 'cuda', # where the preset runs ('cpu' for the cpu preset)
                  ) -> dict: # `estimate_memory`'s dict, in bytes
-    "Expected peak memory per process of `preset` on a task of `kind` (two agents)."
+    "Expected peak memory per process of `preset` on `task` (two agents), for the prompt length it plans for that task."
     p = get_preset(preset)
+    kind = task if task in ('writing', 'code') else env_kind(task)
     model = p.models.get(kind, 'HuggingFaceTB/SmolLM2-135M-Instruct')
     if config is None:
         if model not in MODEL_CONFIGS: raise ValueError(f"no configuration of {model!r} in MODEL_CONFIGS: pass config=")
@@ -251,7 +252,7 @@ def preset_memory(preset: Union[str, Preset], # a preset or its name
     amp = 'float16' if c.get('fp16') else 'bfloat16' if c.get('bf16') else None
     return estimate_memory(config, num_agents=2, use_lora=p.use_lora is not False, lora_r=p.lora_r, dtype=p.dtype or 'float32',
                            amp_dtype=amp, batch_size=c.get('per_device_train_batch_size', 1), num_generations=c.get('num_generations', 4),
-                           prompt_length=p.prompt_lengths.get(kind, 256), completion_length=c.get('max_completion_length', 128),
+                           prompt_length=p.prompt_lengths.get(task, p.prompt_lengths.get(kind, 256)), completion_length=c.get('max_completion_length', 128),
                            micro_batch_size=c.get('micro_batch_size'), gradient_checkpointing=c.get('gradient_checkpointing', False),
                            beta=c.get('beta', 0.0), device=device)
 

@@ -460,7 +460,9 @@ def _prepare_agents(self: MATrainer):
             for mod in ag.model.modules():
                 if isinstance(mod, nn.Dropout): mod.p = 0.0
         if a.gradient_checkpointing:
-            ag.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})
+            if (enable := getattr(ag.model, 'activation_checkpointing_enable', None)) is not None:  # transformers >= 5.x's name
+                enable(activation_checkpointing_kwargs={'use_reentrant': False})
+            else: ag.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})
             if hasattr(ag.model, 'enable_input_require_grads'): ag.model.enable_input_require_grads()
 
 @patch
@@ -518,6 +520,8 @@ def _setup_precision(self: MATrainer):
                              "in 16 bits: load the model in float32 (dtype='float32'), or use LoRA agents on a float16 base "
                              "(use_lora=True, dtype='float16': the adapters stay float32)")
     self._amp_devices = sorted({ag.device.type for ag in self.agents})
+    if a.bf16 and 'cuda' in self._amp_devices and not torch.cuda.is_bf16_supported():
+        raise ValueError("bf16=True but this GPU has no bfloat16 (a T4, or older): use fp16=True (the colab-t4 preset)")
     self.scaler = torch.amp.GradScaler(self._amp_devices[0], enabled=a.fp16)
 
 @patch
