@@ -63,7 +63,7 @@ def test_colab_check_fails_without_badge_or_install_cell_and_fix_restores_them(t
         assert r.returncode == 0, r.stdout + r.stderr
         fixed = json.loads(p.read_text())['cells']
         assert f'blob/main/nbs/{p.name}' in ''.join(fixed[1]['source'])
-        assert "if 'google.colab' in sys.modules:" in ''.join(fixed[2]['source'])
+        assert "if 'google.colab' in str(get_ipython()):" in ''.join(fixed[2]['source'])
     finally: p.unlink()
 
 

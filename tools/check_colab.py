@@ -47,10 +47,10 @@ def badge(nb: Path) -> str:
 
 def install_source() -> str:
     "The install cell: comlrl from its repository, with what the notebooks import (dev extras); only in Colab."
+    # no import statement: nbdev's docs processing runs every cell that imports something
     return (f"#| hide\n{INSTALL_MARK} from its repository (elsewhere this cell does nothing)\n"
-            "import subprocess, sys\n"
-            "if 'google.colab' in sys.modules:\n"
-            f"    subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', 'comlrl[dev] @ git+{repo_url()}@{CFG.branch}'], check=True)")
+            "if 'google.colab' in str(get_ipython()):\n"
+            f"    %pip install -q \"comlrl[dev] @ git+{repo_url()}@{CFG.branch}\"")
 
 
 def _src(cell) -> str: return ''.join(cell['source'])
