@@ -63,6 +63,9 @@ class RunArguments:
     use_lora: Optional[bool] = field(default=None, metadata={'help': 'LoRA adapters (default: yes for one model, no for several)'})
     dtype: Optional[str] = field(default=None, metadata={'help': 'model dtype, e.g. bfloat16 (default: bf16 on GPU, fp32 on CPU)'})
     resume: bool = field(default=False, metadata={'help': 'continue the run in output_dir from its latest checkpoint'})
+    num_seeds: int = field(default=1, metadata={
+        'help': 'run the job this many times, with seeds seed, seed+1, ..., each into output_dir/seed-<s>; '
+                'seeds.png and seeds.json in output_dir compare them (see 41_viz)'})
     overwrite_output_dir: bool = field(default=False, metadata={
         'help': "replace an earlier run in output_dir: its files (agents, checkpoints, metrics, logs) are removed first"})
 
@@ -229,6 +232,8 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
     if int(os.environ.get('RANK', '0')) != 0: log = lambda *a, **k: None  # one process speaks
     with _input_errors():  # everything that bad input can break happens here, before training starts
         run, cfg, env = parse_train_args(argv)
+        if run.num_seeds < 1: raise CLIError(f"--num_seeds must be a positive integer, got {run.num_seeds}")
+        if run.num_seeds > 1: return _train_seeds(argv, run, cfg, log)
         out = Path(cfg.output_dir)
         stale = check_output_dir(out, overwrite=run.overwrite_output_dir, resume=run.resume)  # before anything is loaded
         team = _team_kwargs(run, env)
@@ -266,6 +271,28 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
     log(f"{key} {before[key]:.3f} -> {after[key]:.3f} in {secs / 60:.1f} min; agents, metrics.jsonl and "
         f"training_curves.png in {out}" if before else f"{key} {after[key]:.3f}")
     return {'before': before, 'after': after, 'seconds': secs, 'output_dir': str(out)}
+
+def _train_seeds(argv: Sequence[str], run: RunArguments, cfg, log) -> dict:
+    "`--num_seeds S`: the job once per seed into output_dir/seed-<s>, then `seed_summary` and `plot_seeds` over the runs."
+    from comlrl.viz import plot_seeds, seed_summary
+    out, seeds, t0 = Path(cfg.output_dir), [cfg.seed + i for i in range(run.num_seeds)], time.perf_counter()
+    results = []
+    for s in seeds:
+        log(f"seed {s} ({len(results) + 1} of {len(seeds)})")
+        results.append(train([*argv, '--num_seeds', '1', '--seed', str(s), '--output_dir', str(out / f'seed-{s}')], log=log))
+    runs = [r['output_dir'] for r in results]
+    key = 'eval/reward' if 'eval/reward' in results[0]['after'] else 'eval/return'
+    summary = {**seed_summary(runs, key), 'seed_values': seeds, 'minutes': [r['seconds'] / 60 for r in results]}
+    if int(os.environ.get('RANK', '0')) == 0:
+        plot_seeds(runs, key='reward' if key == 'eval/reward' else 'return', eval_key=key, path=out / 'seeds.png',
+                   title=f"comlrl train {' '.join(argv)}"[:110])
+        (out / 'seeds.json').write_text(json.dumps(summary, indent=1))
+    log(f"{'seed':>6s} {'before':>8s} {'after':>8s} {'rise':>8s} {'minutes':>8s}")
+    for s, row, m in zip(seeds, summary['seeds'], summary['minutes']):
+        log(f"{s:6d} {row['before']:8.3f} {row['after']:8.3f} {row['rise']:+8.3f} {m:8.1f}")
+    log(f"{key}: mean rise {summary['mean_rise']:+.3f}, spread {summary['spread']:.3f}, rises in "
+        f"{sum(r['rise'] > 0 for r in summary['seeds'])} of {len(seeds)} seeds; seeds.png and seeds.json in {out}")
+    return {'seeds': results, 'summary': summary, 'seconds': time.perf_counter() - t0, 'output_dir': str(out)}
 
 # %% ../nbs/40_cli.ipynb #0a50f9ea
 @dataclass

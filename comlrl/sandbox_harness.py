@@ -7,7 +7,7 @@ __all__ = []
 
 # %% ../nbs/21a_sandbox_harness.ipynb #386d55af
 import os, sys
-import builtins, marshal, resource, _blake2, _json, _thread
+import builtins, marshal, resource, _ast, _blake2, _json, _thread
 import types  # imported now: its import reads a traceback's frame, which the audit hook denies once the program runs
 
 # References the harness keeps: bound when the module runs, before any program code exists, so later patches of
@@ -16,7 +16,7 @@ _exec, _compile, _isinstance, _len, _str, _type, _BaseException = exec, compile,
 _write, _mac, _quote = os.write, _blake2.blake2b, _json.encode_basestring_ascii
 _getset_tb, _type_name = BaseException.__dict__['__traceback__'].__get__, type.__dict__['__name__'].__get__
 _getframe, _get_ident, _realpath, _fspath = sys._getframe, _thread.get_ident, os.path.realpath, os.fspath
-_FunctionType, _ModuleType = types.FunctionType, types.ModuleType
+_FunctionType, _ModuleType, _CodeType = types.FunctionType, types.ModuleType, types.CodeType
 _modules, _MISSING = sys.modules, object()
 
 # %% ../nbs/21a_sandbox_harness.ipynb #c9dd3ecf
@@ -331,6 +331,185 @@ def _run_unittest(test_code, # the compiled test source, '<tests>'
         except _BaseException: pass
     emit({'kind': 'done'})
 
+# %% ../nbs/21a_sandbox_harness.ipynb #99ae449a
+_PLAIN_NAMED = (  # immutable (C) types outside builtins, by 'module.qualname': comparisons in C on their own fields only
+    ('decimal.Decimal', 'datetime.date', 'datetime.timedelta', 'datetime.timezone', 'numpy.bool', 'numpy.bool_',
+     'numpy.int8', 'numpy.int16', 'numpy.int32', 'numpy.int64', 'numpy.longlong', 'numpy.uint8', 'numpy.uint16',
+     'numpy.uint32', 'numpy.uint64', 'numpy.ulonglong', 'numpy.float16', 'numpy.float32', 'numpy.float64',
+     'numpy.longdouble', 'numpy.complex64', 'numpy.complex128', 'numpy.clongdouble', 'numpy.str_', 'numpy.bytes_',
+     'numpy.datetime64', 'numpy.timedelta64', 're.Pattern', 're.Match'),  # atoms (a Match compares by identity)
+    ('collections.deque', 'sys.version_info'),  # sequences: their items are checked
+    ('collections.OrderedDict', 'collections.defaultdict'),  # mappings: keys and values are checked
+    ('datetime.datetime', 'datetime.time'),  # their tzinfo is checked (an aware comparison calls tzinfo.utcoffset)
+    ('numpy.ndarray',))  # without Python objects inside (dtype.hasobject)
+_USES = ('comparisons with it', 'membership tests in it', 'testing its truth', 'arithmetic on it')  # by mode
+
+def _check_value(v, # a value about to be compared, tested for truth, or computed with by the tests
+                 mode: int, # 0 compared, 1 the container of `in`, 2 tested for truth, 3 an arithmetic operand
+                ):
+    """`v` itself if it is plain data, else raise AssertionError saying why. A template: `_value_checker` makes the
+    callable version, which gets every object it uses from one constant (the `...` below), not from any namespace."""
+    type_, id_, atoms, rest = ...
+    if id_(type_(v)) in atoms: return v  # the common case: a number, a string, None
+    (list_, set_, str_t, str_, dict_t, copy, issub, Error, Exception_, flags, module_of, qualname_of, mro_of, dict_of,
+     keys, values, seqs, maps, n_atoms, n_seqs, n_maps, n_tz, n_array, uses) = rest
+    t = type_(v)
+    if mode != 3 and id_(t) not in seqs and id_(t) not in maps:
+        f = flags(t)  # (flags 512: a heap type, 256: immutable; a class made by Python code is a mutable heap type)
+        python = f & 512 and not f & 256
+        mod = dict_of(t).get('__module__') if python else module_of(t)  # (a Python class's: anything, or missing)
+        if python and type_(mod) is str_t and str_(mod) == 'collections' and str_(qualname_of(t)) == 'Counter' \
+                and issub(t, dict_t):
+            v = copy(v)  # a Counter compares as the dict of its counts, copied in C: none of its methods compares
+        elif mode == 1 and (python or mod + '.' + qualname_of(t) not in n_seqs | n_maps | n_array):
+            try: v = list_(v)  # the container of `in`, not plain data: iterated into a list, then membership in it
+            except Exception_:
+                raise Error("the container is an instance of %s, which cannot be iterated; membership tests in it "
+                            "would run the program's code" % str_(qualname_of(t))[:100]) from None
+    stack, seen = [v], set_()
+    while stack:
+        x = stack.pop()
+        t = type_(x)
+        i = id_(t)
+        if i in atoms: continue
+        if i in seqs or i in maps:
+            if id_(x) in seen: continue
+            seen.add(id_(x))
+            if i in maps: stack.extend(keys(x)); stack.extend(values(x))
+            else: stack.extend(x)
+            continue
+        f = flags(t)
+        name = None if f & 512 and not f & 256 else module_of(t) + '.' + qualname_of(t)
+        if name is not None:
+            if name in n_atoms: continue
+            if name in n_seqs or name in n_maps:
+                if id_(x) in seen: continue
+                seen.add(id_(x))
+                if name in n_maps: stack.extend(keys(x)); stack.extend(values(x))
+                else: stack.extend(x)
+                continue
+            if name in n_tz: stack.append(x.tzinfo); continue
+            if name in n_array and not x.dtype.hasobject: continue
+        what, qual = ('is' if x is v else 'contains'), str_(qualname_of(t))[:100]
+        if name is None:  # a class made by Python code: the program's, or a library's whose methods it can replace
+            base, mod = '', dict_of(t).get('__module__')
+            for b in mro_of(t):
+                if id_(b) in atoms or id_(b) in seqs or id_(b) in maps: base = ', a subclass of ' + qualname_of(b); break
+            if type_(mod) is str_t and mod != 'solution':
+                raise Error("the result %s an instance of %s.%s, a class defined in Python whose methods the program "
+                            "can replace; %s could run the program's code" % (what, str_(mod)[:100], qual,
+                                                                   uses[mode] if x is v else uses[0]))
+            raise Error("the result %s an instance of a class the program defined (%s%s); %s would run the "
+                        "program's code" % (what, qual, base, uses[mode] if x is v else uses[0]))
+        if name[:9] != 'builtins.': qual = name[:100]
+        raise Error("the result %s a %s%s, which is not plain data (numbers, strings, bytes, None, and lists, tuples, "
+                    "dicts and sets of them): the tests use only plain data"
+                    % (what, qual, ' of Python objects' if name in n_array else ''))
+    return v
+
+def _value_checker():
+    "The callable `_check_value`: its `...` replaced by the objects it uses, its globals an empty namespace."
+    T, D = type, type.__dict__
+    atoms = frozenset(map(id, (int, float, complex, bool, str, bytes, bytearray, T(None), T(...), range, type)))
+    seqs = frozenset(map(id, (list, tuple, set, frozenset, T({}.keys()), T({}.values()), T({}.items()))))
+    rest = (list, set, str, str.__str__, dict, dict.copy, issubclass, AssertionError, Exception, D['__flags__'].__get__,
+            D['__module__'].__get__, D['__qualname__'].__get__, D['__mro__'].__get__, D['__dict__'].__get__, dict.keys,
+            dict.values, seqs, frozenset([id(dict)]), *map(frozenset, _PLAIN_NAMED), _USES)
+    objs = (type, id, atoms, rest)
+    code = _check_value.__code__
+    code = code.replace(co_consts=tuple(objs if c is ... else c for c in code.co_consts))
+    return _FunctionType(code, {'__builtins__': {}}, '_check_value')
+
+# %% ../nbs/21a_sandbox_harness.ipynb #83bb467d
+_UNITTEST_ARGS = {}  # TestCase method -> ((position, keyword, mode), ...): the arguments it compares (modes as above)
+for _names, _spec in (
+        ('assertEqual assertNotEqual assertMultiLineEqual assertLess assertLessEqual assertGreater assertGreaterEqual '
+         'assertEquals assertNotEquals failUnlessEqual failIfEqual', ((0, 'first', 0), (1, 'second', 0))),
+        ('assertAlmostEqual assertNotAlmostEqual assertAlmostEquals assertNotAlmostEquals failUnlessAlmostEqual '
+         'failIfAlmostEqual', ((0, 'first', 0), (1, 'second', 0), (4, 'delta', 0))),
+        ('assertSequenceEqual', ((0, 'seq1', 0), (1, 'seq2', 0))), ('assertListEqual', ((0, 'list1', 0), (1, 'list2', 0))),
+        ('assertTupleEqual', ((0, 'tuple1', 0), (1, 'tuple2', 0))), ('assertSetEqual', ((0, 'set1', 0), (1, 'set2', 0))),
+        ('assertDictEqual', ((0, 'd1', 0), (1, 'd2', 0))), ('assertDictContainsSubset', ((0, 'subset', 0), (1, 'dictionary', 0))),
+        ('assertCountEqual', ((0, 'first', 1), (1, 'second', 1))),
+        ('assertTrue assertFalse failUnless failIf assert_', ((0, 'expr', 2),)),
+        ('assertIn assertNotIn', ((0, 'member', 0), (1, 'container', 1))),
+        ('assertRegex assertNotRegex assertRegexpMatches assertNotRegexpMatches', ((0, 'text', 0),)),
+        ('isclose', ((0, 'a', 0), (1, 'b', 0)))):  # math.isclose, cmath.isclose, numpy.isclose
+    for _n in _names.split(): _UNITTEST_ARGS[_n] = _spec
+del _names, _spec, _n
+
+def _at(node) -> dict:
+    "`node`'s place in the source, for a node made in its stead."
+    return dict(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
+                end_col_offset=node.end_col_offset)
+
+def _checked(node, mode: int):
+    "`node` passed through the value check: the call `...(node, mode)`, whose `...` becomes the checker once compiled."
+    t = _type(node)
+    if t is _ast.Constant or t is _ast.JoinedStr: return node  # a literal: the test's own plain data
+    if mode == 2 and (t is _ast.Compare or t is _ast.BoolOp or t is _ast.UnaryOp and _type(node.op) is _ast.Not):
+        return node  # already a comparison's or a truth test's result
+    at = _at(node)  # `(... if True else ...)` compiles to the constant `...`, without the warning `...(x)` draws
+    func = _ast.IfExp(test=_ast.Constant(value=True, **at), body=_ast.Constant(value=..., **at),
+                      orelse=_ast.Constant(value=..., **at), **at)
+    return _ast.Call(func=func, args=[node, _ast.Constant(value=mode, **at)], keywords=[], **at)
+
+def _guard(node, # a syntax tree of setup or test code, from `compile(..., _ast.PyCF_ONLY_AST)`
+           checks: bool = True, # False inside annotations, which are not test logic: there only `...` changes
+          ):
+    "Rewrite the tree in place (and return it): what the test code compares, tests for truth or computes with is checked."
+    for name in node._fields:
+        v = getattr(node, name, None)
+        sub = checks and name not in ('annotation', 'returns')
+        if _type(v) is list:
+            out = []
+            for x in v:
+                if _isinstance(x, _ast.AST):
+                    x = _guard(x, sub)
+                    if sub and _type(x) is _ast.AugAssign and _type(x.target) is _ast.Name:  # `n += 1`: n is an operand
+                        out.append(_ast.Expr(value=_checked(_ast.Name(id=x.target.id, ctx=_ast.Load(), **_at(x)), 3),
+                                             **_at(x)))
+                out.append(x)
+            setattr(node, name, out)
+        elif _isinstance(v, _ast.AST): setattr(node, name, _guard(v, sub))
+    t = _type(node)
+    if t is _ast.Constant and node.value is ...:  # the test's own `...`: by name, so that every `...` constant is a check
+        return _ast.Name(id='Ellipsis', ctx=_ast.Load(), **_at(node))
+    if not checks: return node
+    if t is _ast.Compare:
+        ops, vals = node.ops, [node.left] + node.comparators
+        ident = [_type(o) is _ast.Is or _type(o) is _ast.IsNot for o in ops]
+        for i in range(_len(vals)):
+            if (i == 0 or ident[i - 1]) and (i == _len(ops) or ident[i]): continue  # only `is` tests: identity, no code runs
+            vals[i] = _checked(vals[i], 1 if i and _type(ops[i - 1]) in (_ast.In, _ast.NotIn) else 0)
+        node.left, node.comparators = vals[0], vals[1:]
+    elif t is _ast.BinOp: node.left, node.right = _checked(node.left, 3), _checked(node.right, 3)
+    elif t is _ast.UnaryOp: node.operand = _checked(node.operand, 2 if _type(node.op) is _ast.Not else 3)
+    elif t is _ast.BoolOp: node.values = [_checked(x, 2) for x in node.values]
+    elif t is _ast.AugAssign: node.value = _checked(node.value, 3)
+    elif t in (_ast.Assert, _ast.If, _ast.While, _ast.IfExp): node.test = _checked(node.test, 2)
+    elif t is _ast.comprehension: node.ifs = [_checked(x, 2) for x in node.ifs]
+    elif t is _ast.Call:
+        f = node.func
+        name = f.attr if _type(f) is _ast.Attribute else f.id if _type(f) is _ast.Name and f.id == 'isclose' else None
+        spec = _UNITTEST_ARGS.get(name, ()) if name is not None else ()
+        for pos, kw, mode in spec:
+            if pos < _len(node.args) and not any(_type(a) is _ast.Starred for a in node.args[:pos + 1]):
+                node.args[pos] = _checked(node.args[pos], mode)
+            for k in node.keywords:
+                if k.arg == kw: k.value = _checked(k.value, mode)
+    return node
+
+def _with_checker(code, checker):
+    "`code` with every `...` constant, in it and in the code it contains, replaced by `checker`."
+    return code.replace(co_consts=tuple(checker if c is ... else _with_checker(c, checker) if _type(c) is _CodeType else c
+                                        for c in code.co_consts))
+
+def _compile_test(source: str, filename: str, checker):
+    "Compile trusted test code (setup, a snippet, a unittest source) with the value check in place."
+    tree = _guard(_compile(source, filename, 'exec', _ast.PyCF_ONLY_AST))
+    return _with_checker(_compile(tree, filename, 'exec'), checker)
+
 # %% ../nbs/21a_sandbox_harness.ipynb #8a5cf194
 def _harness():
     "Read the job from stdin, then run setup, the program and its tests, each outcome sent as an authenticated record."
@@ -351,15 +530,16 @@ def _harness():
     describe = _describer({k: v.splitlines() for k, v in sources.items()}, busy)
 
     safe_builtins = dict(builtins.__dict__)
-    setup_ns = {'__builtins__': safe_builtins, '__name__': 'setup'}
-    try: _exec(_compile(job['setup'], '<setup>', 'exec'), setup_ns)
+    setup_ns, checker = {'__builtins__': safe_builtins, '__name__': 'setup'}, _value_checker()
+    try: _exec(_compile_test(job['setup'], '<setup>', checker), setup_ns)
     except _BaseException as e:
         emit({'kind': 'setup_error', 'error': describe(e)}); return
-    if unit: refs, test_codes = _unittest_refs(), [_compile(job['tests'], '<tests>', 'exec')]
-    else: test_codes = [_compile(t, '<test %d>' % i, 'exec') for i, t in enumerate(job['tests'])]
+    if unit: refs, test_codes = _unittest_refs(), [_compile_test(job['tests'], '<tests>', checker)]
+    else: test_codes = [_compile_test(t, '<test %d>' % i, checker) for i, t in enumerate(job['tests'])]
     snap = _snapshot(setup_ns, safe_builtins, unit)
+    snap['funcs'].append((checker, checker.__code__, checker.__defaults__, checker.__kwdefaults__))
     if 'traceback' in snap['modules']: allowed_code[0] = snap['modules']['traceback'].clear_frames.__code__
-    trusted_globals.extend([setup_ns] + [m.__dict__ for m in snap['protected']])
+    trusted_globals.extend([setup_ns, checker.__globals__] + [m.__dict__ for m in snap['protected']])
 
     def tamper_stop():
         w = _tampered(snap, describe)

@@ -22,6 +22,7 @@ CFG = get_config()
 ROOT = Path(CFG.config_path)
 NBS = Path(CFG.nbs_path)
 INSTALL_MARK = '# Colab: install comlrl'
+EXTRAS = {'21_sandbox': 'dev,classeval', '23_classeval': 'dev,classeval'}  # notebooks that run ClassEval's reference classes
 
 # Sizes of the offline copy that the hub's splits do not have (see ../shared/data/README.md): the TL;DR copy is 500
 # posts of OpenAI's test split, served as 100 `test` + 400 `train`; SciTLDR-A stands in for arXiv_abstract.
@@ -45,12 +46,12 @@ def badge(nb: Path) -> str:
             f"(https://colab.research.google.com/github/{gh}/blob/{CFG.branch}/{rel})")
 
 
-def install_source() -> str:
-    "The install cell: comlrl from its repository, with what the notebooks import (dev extras); only in Colab."
+def install_source(nb: Path) -> str:
+    "The install cell of `nb`: comlrl from its repository with the extras the notebook imports; only in Colab."
     # no import statement: nbdev's docs processing runs every cell that imports something
     return (f"#| hide\n{INSTALL_MARK} from its repository (elsewhere this cell does nothing)\n"
             "if 'google.colab' in str(get_ipython()):\n"
-            f"    %pip install -q \"comlrl[dev] @ git+{repo_url()}@{CFG.branch}\"")
+            f"    %pip install -q \"comlrl[{EXTRAS.get(nb.stem, 'dev')}] @ git+{repo_url()}@{CFG.branch}\"")
 
 
 def _src(cell) -> str: return ''.join(cell['source'])
@@ -67,7 +68,7 @@ def problems(nb: Path) -> list[str]:
         return [f'{nb}: the first cell must be the title (# Title)']
     if cells[1]['cell_type'] != 'markdown' or _src(cells[1]).strip() != badge(nb):
         out.append(f'{nb}: cell 1 must be the Colab badge `{badge(nb)}` (run tools/check_colab.py --fix)')
-    if cells[2]['cell_type'] != 'code' or _src(cells[2]).strip() != install_source():
+    if cells[2]['cell_type'] != 'code' or _src(cells[2]).strip() != install_source(nb):
         out.append(f'{nb}: cell 2 must be the install cell (run tools/check_colab.py --fix)')
     for i, c in enumerate(cells):
         if c['cell_type'] != 'code' or _exported(src := _src(c)): continue
@@ -90,7 +91,7 @@ def fix(nb: Path) -> bool:
     cells = data['cells']
     has_badge = len(cells) > 1 and cells[1]['cell_type'] == 'markdown' and 'colab-badge.svg' in _src(cells[1])
     has_install = len(cells) > 2 and cells[2]['cell_type'] == 'code' and INSTALL_MARK in _src(cells[2])
-    want_badge, want_install = badge(nb), install_source()
+    want_badge, want_install = badge(nb), install_source(nb)
     new = lambda kind, text: {'cell_type': kind, 'id': secrets.token_hex(4), 'metadata': {}, 'source': text.splitlines(keepends=True),
                               **({'execution_count': None, 'outputs': []} if kind == 'code' else {})}
     changed = False
