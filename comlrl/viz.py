@@ -228,10 +228,10 @@ def plot_seeds(runs: Sequence[Union[str, Path]], # output_dirs of one job run wi
         curves.append(dict(zip(xs, _smooth(ys, window))))
     summary = seed_summary(runs, eval_key)
     steps = sorted(set.intersection(*(set(c) for c in curves)))  # the steps every seed logged
-    W, H = 9.0, 3.4 + 0.3 * bool(title)
+    W, H = 9.0, 3.6 + 0.3 * bool(title)
     fig = Figure(figsize=(W, H))
     ax, bx = fig.subplots(1, 2, gridspec_kw=dict(left=0.7 / W, right=1 - 0.15 / W, bottom=0.5 / H,
-                                                 top=1 - (0.35 + 0.3 * bool(title)) / H, wspace=0.25, width_ratios=[2, 1]))
+                                                 top=1 - (0.55 + 0.3 * bool(title)) / H, wspace=0.25, width_ratios=[2, 1]))
     for r, c in zip(runs, curves):
         ax.plot(sorted(c), [c[x] for x in sorted(c)], lw=0.9, alpha=0.6, label=Path(r).name)
     if steps:
@@ -244,7 +244,7 @@ def plot_seeds(runs: Sequence[Union[str, Path]], # output_dirs of one job run wi
     bx.plot([0, 1], [sum(x['before'] for x in summary['seeds']) / len(runs), sum(x['after'] for x in summary['seeds']) / len(runs)],
             '-D', color='k', lw=2.2, ms=6, label='mean')
     bx.set_xticks([0, 1], ['before', 'after']); bx.set_xlim(-0.3, 1.3); bx.grid(alpha=0.3); bx.legend(fontsize=7)
-    bx.set_title(f"{eval_key}: rise {summary['mean_rise']:+.3f} (spread {summary['spread']:.3f})", fontsize=10)
+    bx.set_title(f"{eval_key}\nmean rise {summary['mean_rise']:+.3f}, spread {summary['spread']:.3f}", fontsize=9)
     if title: fig.suptitle(title, y=1 - 0.12 / H, va='top')
     if path is not None: _save_figure(fig, path, dpi)
     return fig
