@@ -372,24 +372,21 @@ def _check_value(v, # a value about to be compared, tested for truth, or compute
         t = type_(x)
         i = id_(t)
         if i in atoms: continue
-        if i in seqs or i in maps:
+        name, mapping, container = None, i in maps, i in seqs or i in maps
+        if not container:  # a type outside builtins: named if implemented in C (see the flags above)
+            f = flags(t)
+            name = None if f & 512 and not f & 256 else module_of(t) + '.' + qualname_of(t)
+            if name is not None:
+                if name in n_atoms: continue
+                if name in n_tz: stack.append(x.tzinfo); continue
+                if name in n_array and not x.dtype.hasobject: continue
+                mapping, container = name in n_maps, name in n_seqs or name in n_maps
+        if container:  # its items (a mapping's keys and values) are checked in turn, each container once
             if id_(x) in seen: continue
             seen.add(id_(x))
-            if i in maps: stack.extend(keys(x)); stack.extend(values(x))
+            if mapping: stack.extend(keys(x)); stack.extend(values(x))
             else: stack.extend(x)
             continue
-        f = flags(t)
-        name = None if f & 512 and not f & 256 else module_of(t) + '.' + qualname_of(t)
-        if name is not None:
-            if name in n_atoms: continue
-            if name in n_seqs or name in n_maps:
-                if id_(x) in seen: continue
-                seen.add(id_(x))
-                if name in n_maps: stack.extend(keys(x)); stack.extend(values(x))
-                else: stack.extend(x)
-                continue
-            if name in n_tz: stack.append(x.tzinfo); continue
-            if name in n_array and not x.dtype.hasobject: continue
         what, qual = ('is' if x is v else 'contains'), str_(qualname_of(t))[:100]
         if name is None:  # a class made by Python code: the program's, or a library's whose methods it can replace
             base, mod = '', dict_of(t).get('__module__')
