@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = ['ALGORITHMS', 'LAPTOP_DEFAULTS', 'LAPTOP_ENV_ARGS', 'RUN_FILES', 'RUN_FOLDERS', 'CLIError', 'algorithm',
            'RunArguments', 'parse_train_args', 'latest_checkpoint', 'check_output_dir', 'train', 'EvalArguments',
-           'evaluate', 'main']
+           'load_run', 'evaluate', 'main']
 
 # %% ../nbs/40_cli.ipynb #aa5566c4
 import argparse, contextlib, dataclasses, difflib, importlib, json, os, shutil, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from transformers import HfArgumentParser
 
@@ -69,7 +69,7 @@ class RunArguments:
     overwrite_output_dir: bool = field(default=False, metadata={
         'help': "replace an earlier run in output_dir: its files (agents, checkpoints, metrics, logs) are removed first"})
 
-LAPTOP_DEFAULTS = PRESETS['cpu'].config  # the config fields of the default (cpu) preset, small enough for a laptop
+LAPTOP_DEFAULTS = PRESETS['cpu'].config  # the config fields of the default (cpu) preset, small enough for a laptop (see its env_config)
 LAPTOP_ENV_ARGS = PRESETS['cpu'].env_args  # ...and its environment options: long sources dominate a CPU's compute
 
 def _env_kwargs(pairs) -> dict:
@@ -138,7 +138,7 @@ def parse_train_args(argv: Sequence[str], # the arguments after `comlrl train`
     if unknown:
         raise CLIError(f"unknown field {unknown[0]!r} in {known.config}: {_why_unknown(unknown[0], config_cls)}")
     parser = _Parser([RunArguments, config_cls], prog='comlrl train', allow_abbrev=False)
-    parser.set_defaults(**{**preset.config, **getattr(env, 'config_defaults', {}), 'output_dir': f'outputs/{env_name}-{algo}',
+    parser.set_defaults(**{**preset.config_kwargs(env_name), 'output_dir': f'outputs/{env_name}-{algo}',
                            **file_cfg, 'env': env_name, 'algo': algo, 'preset': preset.name})
     try: run, cfg, rest = parser.parse_args_into_dataclasses(list(argv), return_remaining_strings=True)
     except ValueError as e:  # the config's own validation names the field
@@ -303,6 +303,26 @@ class EvalArguments:
     max_eval_samples: Optional[int] = field(default=None, metadata={'help': 'score only the first this many items'})
     untrained: bool = field(default=False, metadata={'help': 'score the agents before training instead'})
 
+def load_run(run_dir: Union[str, Path], # output_dir of a finished `comlrl train` run
+             eval_split: Optional[str] = None, # default: the run's
+             max_eval_samples: Optional[int] = None, # score only the first this many items
+             untrained: bool = False, # the team before training (the run's model, no saved weights)
+            ): # a trainer holding the run's team, environment and eval set
+    "The trainer of a saved run, its agents' weights loaded: `.agents`, `.env`, `.eval_dataset`, `.evaluate()`. Raises `CLIError` for a folder that holds no run."
+    d = Path(run_dir)
+    if not (d / 'run.json').is_file(): raise CLIError(f"{d} is not a comlrl run: {d / 'run.json'} not found")
+    info = json.loads((d / 'run.json').read_text())
+    trainer_cls, config_cls = algorithm(info['algo'])
+    cfg = config_cls(**{**info['config'], 'report_to': 'none', 'max_eval_samples': max_eval_samples})
+    run = RunArguments(env=info['env'], algo=info['algo'], model=info['model'], num_agents=info['num_agents'],
+                       data_files=info['data_files'], eval_split=eval_split or info['eval_split'],
+                       use_lora=any(info['use_lora']), dtype=info['dtype'], preset=info.get('preset'))
+    env = _make_env(run.env, info.get('env_kwargs', {}))
+    evals = env.load_dataset(run.eval_split, data_files=run.data_files)
+    trainer = trainer_cls(env=env, eval_dataset=evals, args=cfg, **_team_kwargs(run, env))
+    if not untrained: trainer.load_agent_weights(d)
+    return trainer
+
 def evaluate(argv: Sequence[str], # the arguments after `comlrl eval`
              log=print,
             ) -> dict: # eval metrics
@@ -311,18 +331,7 @@ def evaluate(argv: Sequence[str], # the arguments after `comlrl eval`
         args, rest = _Parser([EvalArguments], prog='comlrl eval', allow_abbrev=False).parse_args_into_dataclasses(list(argv), return_remaining_strings=True)
         if rest: raise CLIError(f"unknown option {rest[0]} (see comlrl eval --help)")
         if args.run is None: raise CLIError("give the run folder: comlrl eval --run OUTPUT_DIR")
-        d = Path(args.run)
-        if not (d / 'run.json').is_file(): raise CLIError(f"{d} is not a comlrl run: {d / 'run.json'} not found")
-        info = json.loads((d / 'run.json').read_text())
-        trainer_cls, config_cls = algorithm(info['algo'])
-        cfg = config_cls(**{**info['config'], 'report_to': 'none', 'max_eval_samples': args.max_eval_samples})
-        run = RunArguments(env=info['env'], algo=info['algo'], model=info['model'], num_agents=info['num_agents'],
-                           data_files=info['data_files'], eval_split=args.eval_split or info['eval_split'],
-                           use_lora=any(info['use_lora']), dtype=info['dtype'], preset=info.get('preset'))
-        env = _make_env(run.env, info.get('env_kwargs', {}))
-        evals = env.load_dataset(run.eval_split, data_files=run.data_files)
-        trainer = trainer_cls(env=env, eval_dataset=evals, args=cfg, **_team_kwargs(run, env))
-        if not args.untrained: trainer.load_agent_weights(d)
+        trainer = load_run(args.run, args.eval_split, args.max_eval_samples, args.untrained)
     m = trainer.evaluate()
     log(json.dumps(m, indent=1))
     return m

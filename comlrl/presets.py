@@ -39,6 +39,7 @@ class Preset:
     use_lora: Optional[bool] = None  # None: LoRA for a homogeneous team
     lora_r: int = 16  # LoRA rank (lora_alpha = 2r)
     config: dict = field(default_factory=dict)  # MAConfig fields
+    env_config: dict = field(default_factory=dict)  # 'writing' / 'code' / an environment's name -> MAConfig fields replacing `config`'s
     env_args: dict = field(default_factory=dict)  # environment name -> its options
     prompt_lengths: dict = field(default_factory=dict)  # environment name, or 'writing' / 'code' -> prompt tokens to plan memory for
 
@@ -53,9 +54,12 @@ class Preset:
         if self.use_lora is not False: kw['lora_config'] = default_lora_config(r=self.lora_r, lora_alpha=2 * self.lora_r)
         return kw
 
-    def config_kwargs(self, **overrides) -> dict:
-        "The preset's config fields, updated with `overrides`."
-        return {**self.config, **overrides}
+    def config_kwargs(self, env=None, **overrides) -> dict:
+        "The preset's config fields for `env` (its kind's, then its own `env_config`), updated with `overrides`."
+        if env is None: return {**self.config, **overrides}
+        name = env if isinstance(env, str) else getattr(env, 'name', None)
+        kind = name if name in ('writing', 'code') else env_kind(env)
+        return {**self.config, **self.env_config.get(kind, {}), **self.env_config.get(name, {}), **overrides}
 
     def env_kwargs(self, env_name: str) -> dict:
         "Options for environment `env_name` (e.g. a shorter source text on a CPU)."
@@ -64,10 +68,13 @@ class Preset:
 # %% ../nbs/08_presets.ipynb #233cf43e
 _CPU_CONFIG = dict(report_to='none', max_steps=12, per_device_train_batch_size=2, num_generations=4, max_completion_length=64,
                    learning_rate=3e-4, temperature=1.0, logging_steps=1, per_device_eval_batch_size=16, save_steps=None)
+_CPU_ENV_CONFIG = {  # the main jobs (20_writing, 22_codegen): a 135M model's samples stay closer to its greedy answers below temperature 1
+    'tldr': dict(max_steps=24, max_completion_length=48, learning_rate=5e-4, temperature=0.7),
+    'code': dict(max_steps=16, max_completion_length=96, learning_rate=5e-4, temperature=0.7)}
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset('cpu', 'any CPU (a laptop): the embedded SmolLM2-135M-Instruct in float32, a few minutes per run',
-           config=_CPU_CONFIG, env_args={'tldr': {'max_source_words': 128}},
+           config=_CPU_CONFIG, env_config=_CPU_ENV_CONFIG, env_args={'tldr': {'max_source_words': 128}},
            prompt_lengths={'writing': 240, 'code': 200, 'classeval': 1024}),
     Preset('colab-t4', 'a free Colab T4 (16 GB, float16: the T4 has no bfloat16), LoRA agents on one float16 base',
            models={'writing': 'Qwen/Qwen2.5-0.5B-Instruct', 'code': 'Qwen/Qwen2.5-Coder-1.5B-Instruct'},
@@ -248,7 +255,7 @@ def preset_memory(preset: Union[str, Preset], # a preset or its name
     if config is None:
         if model not in MODEL_CONFIGS: raise ValueError(f"no configuration of {model!r} in MODEL_CONFIGS: pass config=")
         config = MODEL_CONFIGS[model]
-    c = p.config
+    c = p.config_kwargs(task)
     amp = 'float16' if c.get('fp16') else 'bfloat16' if c.get('bf16') else None
     return estimate_memory(config, num_agents=2, use_lora=p.use_lora is not False, lora_r=p.lora_r, dtype=p.dtype or 'float32',
                            amp_dtype=amp, batch_size=c.get('per_device_train_batch_size', 1), num_generations=c.get('num_generations', 4),
@@ -270,6 +277,6 @@ def preset_trainer(preset: Union[str, Preset], # a preset or its name
                   ):
     "A trainer of `trainer_cls` with the preset's team and config. Raises what the trainer raises for invalid settings."
     p = get_preset(preset)
-    args = trainer_cls.config_class(**p.config_kwargs(**overrides))
+    args = trainer_cls.config_class(**p.config_kwargs(env, **overrides))
     return trainer_cls(env=env, train_dataset=train_dataset, eval_dataset=eval_dataset, args=args,
                        **p.team_kwargs(env, model=model, tokenizer=tokenizer))
