@@ -17,7 +17,8 @@ Only the reference's public API is used (`MAGRPOConfig`, `MAGRPOTrainer(...)`, `
 is done from outside: each agent's `generate` is wrapped to count/time generated tokens, and a forward pre-hook counts
 the gradient-carrying forward passes of the policy update.
 
-Prints exactly one JSON line on stdout at the end (progress bars and warnings go to stderr).
+Prints exactly one JSON line on stdout at the end (progress bars and warnings go to stderr), with the job's FLOPs
+counted by `flops.py` from the prompt lengths (as this library tokenised them) and completion lengths of the run.
 """
 
 import os
@@ -42,6 +43,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+from flops import Shapes, job_flops
 
 # the offline assets, found like the tests find them
 DEFAULT_MODEL_DIR = Path(os.environ.get("COMLRL_MODEL_DIR", "models")) / "smollm2-135m-instruct-gguf"
@@ -120,8 +123,10 @@ class Meter:
         self.samples = 0
         self.samples_hit_max = 0
         self.train_forwards = 0  # forward passes with autograd on (the policy-gradient re-scoring)
+        self.prompt_lens = {}  # agent -> [P_b tokens of each prompt], as the reference tokenised it
+        self.completion_lens = {}  # agent -> [[n_bk tokens up to and including the first EOS] * K] per prompt
 
-    def wrap_generate(self, model):
+    def wrap_generate(self, model, agent=0):
         original = model.generate  # bound method of this model instance
 
         def generate(*args, **kwargs):
@@ -137,6 +142,11 @@ class Meter:
             first_eos = torch.where(has_eos, is_eos.int().argmax(1), torch.full_like(has_eos, new.shape[1], dtype=torch.long))
             lengths = torch.where(has_eos, first_eos + 1, first_eos)
             self.tokens_generated += int(lengths.sum())
+            mask = kwargs.get("attention_mask")
+            prompt_lens = mask.sum(-1).tolist() if mask is not None else [prompt_len] * seqs.shape[0]
+            K = kwargs.get("num_return_sequences", 1)  # output rows are prompt-major: row b*K + k
+            self.prompt_lens.setdefault(agent, []).extend(int(p) for p in prompt_lens)
+            self.completion_lens.setdefault(agent, []).extend(lengths.view(-1, K).tolist())
             self.token_slots += new.numel()
             self.samples += new.shape[0]
             self.samples_hit_max += int((~has_eos).sum())
@@ -220,8 +230,8 @@ def main():
     gen_eos = agents[0].generation_config.eos_token_id
     eos_ids |= set(gen_eos if isinstance(gen_eos, (list, tuple)) else [gen_eos])
     meter = Meter({int(e) for e in eos_ids if e is not None})
-    for agent in agents:
-        meter.wrap_generate(agent)
+    for i, agent in enumerate(agents):
+        meter.wrap_generate(agent, i)
         meter.hook_forwards(agent)
     rss_after_load = rss_now_mib()
     peak_after_load = peak_rss_mib()
@@ -232,6 +242,8 @@ def main():
     t0 = time.perf_counter()
     trainer.train(**train_kwargs)
     seconds = time.perf_counter() - t0
+    per_agent = [(meter.prompt_lens.get(i, []), meter.completion_lens.get(i, [])) for i in range(args.num_agents)]
+    flops = job_flops(Shapes.from_config(agents[0].config), per_agent)  # full fine-tuning
 
     result = {
         "library": f"comlrl=={comlrl.__version__}",
@@ -244,6 +256,11 @@ def main():
         "tokens_generated": meter.tokens_generated,
         "token_slots": meter.token_slots,
         "tokens_per_second": round(meter.tokens_generated / seconds, 2),
+        "flops": flops["total"],
+        "flops_generation": flops["generation"],
+        "flops_update": flops["update"],
+        "prompt_tokens": [p for p, _ in per_agent],
+        "completion_tokens": [n for _, n in per_agent],
         "samples": meter.samples,
         "samples_hit_max_new_tokens": meter.samples_hit_max,
         "generate_calls": meter.generate_calls,
