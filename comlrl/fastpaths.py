@@ -4,14 +4,15 @@
 
 # %% auto #0
 __all__ = ['text_config', 'has_sliding_window', 'choose_cache', 'SharedPrefixLayer', 'shared_prefix_attention',
-           'shared_prefix_decoding', 'prefill_cache', 'prefix_tree_mask', 'tree_attention_ok', 'tree_prefix_outputs',
-           'cached_prefix_outputs']
+           'shared_prefix_decoding', 'prefill_cache', 'prefix_tree_mask', 'prefix_tree_attention', 'uses_checkpointing',
+           'two_blocks_ok', 'tree_attention_ok', 'tree_prefix_outputs', 'cached_prefix_outputs']
 
 # %% ../nbs/02b_fast_paths.ipynb #17f859b4
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Optional
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from transformers import AttentionInterface, Cache, DynamicCache, StaticCache
 from transformers.cache_utils import CacheLayerMixin
@@ -121,18 +122,22 @@ def shared_prefix_attention(module: nn.Module, # the attention layer (its `layer
 AttentionInterface.register('comlrl_shared_prefix', shared_prefix_attention)
 
 @contextmanager
+def _attention(model: nn.Module, implementation: str, attr: str, state):
+    "Inside, the model's attention is `implementation`, reading `state` from its config's `attr`; both undone on exit."
+    base = _base(model)
+    before, configs = base.config._attn_implementation, {id(c): c for c in (base.config, text_config(base))}.values()
+    for cfg in configs: setattr(cfg, attr, state)
+    base.set_attn_implementation(implementation)
+    try: yield
+    finally:
+        base.set_attn_implementation(before)
+        for cfg in configs: delattr(cfg, attr)
+
 def shared_prefix_decoding(model: nn.Module, # the model `generate` runs (PeftModel or plain)
                            cache: Cache, # of `SharedPrefixLayer`s, from `prefill_cache(..., implementation='shared')`
                           ):
     "Inside, the model's attention is `shared_prefix_attention` reading `cache`; its own implementation is restored on exit."
-    base = _base(model)
-    before, configs = base.config._attn_implementation, {id(c): c for c in (base.config, text_config(base))}.values()
-    for cfg in configs: setattr(cfg, _CACHE_ATTR, cache)
-    base.set_attn_implementation('comlrl_shared_prefix')
-    try: yield
-    finally:
-        base.set_attn_implementation(before)
-        for cfg in configs: delattr(cfg, _CACHE_ATTR)
+    return _attention(model, 'comlrl_shared_prefix', _CACHE_ATTR, cache)
 
 # %% ../nbs/02b_fast_paths.ipynb #8a9c03c9
 def prefill_cache(model: nn.Module, # causal LM
@@ -185,6 +190,56 @@ def prefix_tree_mask(prompt_mask: torch.Tensor, # [g, P] long/bool, left-padded 
     pos = torch.cat([(prompt_mask.long().cumsum(-1) - 1).clamp(min=0), (n + torch.arange(C, device=dev)).repeat(1, K)], 1)
     return mask, pos
 
+# %% ../nbs/02b_fast_paths.ipynb #5a60efb1
+_TREE_ATTR = '_comlrl_prefix_tree'  # (P, K, C', prompt mask [g, P] bool or None) on the config during a tree forward
+
+def _sdpa(q, k, v, mask=None, causal=False, dropout=0.0, scale=None) -> torch.Tensor:
+    "SDPA of [n, H, T, D] queries on [n, H_kv, S, D] keys and values, as [n, T, H, D]; grouped heads uncopied where the kernel takes them."
+    gqa = q.shape[1] != k.shape[1]
+    if gqa and mask is not None and q.device.type != 'cpu':  # accelerators' fused kernels take grouped heads only without a mask
+        k, v, gqa = k.repeat_interleave(q.shape[1] // k.shape[1], 1), v.repeat_interleave(q.shape[1] // k.shape[1], 1), False
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal, scale=scale,
+                                          enable_gqa=gqa).transpose(1, 2)
+
+def prefix_tree_attention(module: nn.Module, # the attention layer
+                          query: torch.Tensor, # [g, H, L, D] over rows (prompt, K completions of C'), L = P + K·C'
+                          key: torch.Tensor, # [g, H_kv, L, D]
+                          value: torch.Tensor, # [g, H_kv, L, D]
+                          attention_mask=None, # the tree mask (unused: the layout on the config says the same)
+                          dropout: float = 0.0, # attention dropout probability
+                          scaling: Optional[float] = None, # score scale; None: 1/√D
+                          **kwargs) -> tuple[torch.Tensor, None]: # [g, L, H, D] attention output
+    "The prefix tree's attention from its two used blocks (see above), each one SDPA call."
+    layout = getattr(getattr(module, 'config', None), _TREE_ATTR, None)
+    if layout is None: raise RuntimeError("prefix_tree_attention reads the layout `tree_prefix_outputs` sets: run the model inside it")
+    P, K, C, keep = layout
+    (g, H, L, D), Hkv, dev = query.shape, key.shape[1], query.device
+    sdpa = lambda q, k, v, mask=None, causal=False: _sdpa(q, k, v, mask, causal, dropout, scaling)
+    causal = lambda n: torch.ones(n, n, dtype=torch.bool, device=dev).tril()
+    if keep is None: out_p = sdpa(query[:, :, :P], key[:, :, :P], value[:, :, :P], causal=True)
+    else: out_p = sdpa(query[:, :, :P], key[:, :, :P], value[:, :, :P],  # the tree mask's prompt corner
+                       ((causal(P) & keep[:, None, :]) | torch.eye(P, dtype=torch.bool, device=dev))[:, None])
+    if C == 0: return out_p.contiguous(), None
+    rows = lambda t: t[:, :, P:].reshape(g, t.shape[1], K, C, D).transpose(1, 2).reshape(g * K, t.shape[1], C, D)
+    both = lambda t: torch.cat([t[:, :, :P].repeat_interleave(K, 0), rows(t)], 2)  # [g·K, ·, P + C, D]
+    see_prompt = (torch.ones(g, P, dtype=torch.bool, device=dev) if keep is None else keep).repeat_interleave(K, 0)
+    mask = torch.cat([see_prompt[:, None, :].expand(g * K, C, P), causal(C).expand(g * K, C, C)], -1)[:, None]
+    out_c = sdpa(rows(query), both(key), both(value), mask)  # [g·K, C, H, D]
+    return torch.cat([out_p, out_c.reshape(g, K * C, H, D)], 1), None
+
+AttentionInterface.register('comlrl_prefix_tree', prefix_tree_attention)
+
+def uses_checkpointing(module: nn.Module) -> bool:
+    "Whether the model recomputes its forward in the backward pass (activation checkpointing)."
+    ckpt = getattr(module, 'is_activation_checkpointing', None)  # (older transformers: is_gradient_checkpointing)
+    return bool(ckpt if ckpt is not None else getattr(module, 'is_gradient_checkpointing', False))
+
+def two_blocks_ok(module: nn.Module) -> bool:
+    "Whether `tree_prefix_outputs` can run `prefix_tree_attention`: sdpa attention that can be swapped, no checkpointing."
+    return (getattr(text_config(module), '_attn_implementation', None) == 'sdpa' and not has_sliding_window(module)
+            and bool(getattr(_base(module), '_can_set_attn_implementation', lambda: False)())
+            and not uses_checkpointing(_base(module)))
+
 # %% ../nbs/02b_fast_paths.ipynb #413e859d
 def _is_lm(module) -> bool: return getattr(module, 'get_output_embeddings', lambda: None)() is not None
 
@@ -207,6 +262,7 @@ def tree_prefix_outputs(module: nn.Module, # causal LM or trunk
                         p_mask: torch.Tensor, # [g, P]
                         c_ids: torch.Tensor, # [g·K, C] the groups' completions, prompt-major
                         K: int, # completions per prompt
+                        two_blocks: Optional[bool] = None, # attention as `prefix_tree_attention`; None: where `two_blocks_ok`
                        ) -> torch.Tensor: # [g·K, C, D] outputs at the positions predicting each completion token
     "One forward over g prefix trees (prompt, then its K completions, in one row)."
     (g, P), C = p_ids.shape, c_ids.shape[1]
@@ -216,7 +272,10 @@ def tree_prefix_outputs(module: nn.Module, # causal LM or trunk
     ids = torch.cat([p_ids, c_ids[:, :-1].reshape(g, K * (C - 1))], 1)
     # the positions predicting completion k's tokens: the prompt's last (y_1, once per k) and its own first C-1
     keep = torch.cat([torch.full((K, 1), P - 1), P + torch.arange(K * (C - 1)).view(K, C - 1)], 1).flatten().to(p_ids.device)
-    out, _ = _forward(module, keep, input_ids=ids, attention_mask=mask[:, None], position_ids=pos)
+    blocks = two_blocks_ok(module) if two_blocks is None else two_blocks
+    layout = (P, K, C - 1, None if bool(p_mask.bool().all()) else p_mask.bool())
+    with _attention(module, 'comlrl_prefix_tree', _TREE_ATTR, layout) if blocks else nullcontext():
+        out, _ = _forward(module, keep, input_ids=ids, attention_mask=mask[:, None], position_ids=pos)
     return out.view(g * K, C, out.shape[-1])  # in place: no slice or concatenation to undo backwards
 
 def cached_prefix_outputs(module: nn.Module, # causal LM or trunk

@@ -7,6 +7,7 @@ __all__ = ['encode_prompts', 'completion_mask', 'Generation', 'eos_token_ids', '
            'completion_outputs', 'token_logprobs', 'completion_logprobs', 'sequence_logprobs']
 
 # %% ../nbs/02_generation.ipynb #3fbefb4f
+import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence, Union
@@ -14,12 +15,14 @@ from typing import Iterator, Optional, Sequence, Union
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import (GenerationConfig, LogitsProcessor, LogitsProcessorList, MinPLogitsWarper, PreTrainedTokenizerBase,
+from torch._dynamo.exc import TorchDynamoException
+from torch._inductor.exc import InductorError
+from transformers import (CompileConfig, GenerationConfig, LogitsProcessor, LogitsProcessorList, MinPLogitsWarper, PreTrainedTokenizerBase,
                           TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper)
 
 from .core import Prompt
 from .fastpaths import (cached_prefix_outputs, choose_cache, has_sliding_window, prefill_cache, shared_prefix_decoding,
-                              tree_attention_ok, tree_prefix_outputs)
+                              tree_attention_ok, tree_prefix_outputs, uses_checkpointing)
 
 # %% ../nbs/02_generation.ipynb #b760d508
 def _chat_text(tokenizer, prompt: Prompt, system_prompt: Optional[str]) -> str:
@@ -133,6 +136,15 @@ def _sampling_processors(temperature, top_k, top_p, min_p, generators=None, num_
     return ps
 
 # %% ../nbs/02_generation.ipynb #67e98a2f
+_COMPILE_ERRORS = (TorchDynamoException, InductorError)  # what torch.compile raises when it cannot compile
+_compile_failed = []  # the first failure of compiled decoding in this process; once set, decoding stays eager
+
+def _compile_config(device: torch.device) -> CompileConfig:
+    "transformers' settings for compiling the decode step: CUDA graphs on a GPU ('reduce-overhead'), plain inductor elsewhere."
+    cc = CompileConfig(fullgraph=False, mode='reduce-overhead' if device.type == 'cuda' else 'default')
+    cc._compile_all_devices = True  # transformers compiles only on accelerators unless told (the CPU runs the tests)
+    return cc
+
 def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adapter active)
              tokenizer: PreTrainedTokenizerBase, # left-padded, with a pad token
              prompts: Sequence[Prompt], # B prompts
@@ -150,6 +162,7 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
              prefix_sharing: bool = True, # encode each prompt once for its K samples (same samples, less work)
              cache_implementation: Optional[str] = None, # 'shared', 'static' or 'dynamic' (see above); None: the fastest that applies
              seeds: Optional[Sequence[int]] = None, # B integers: prompt b's samples draw from a generator seeded with seeds[b]; None: the global RNG
+             compile_decoding: Optional[bool] = None, # decode steps under torch.compile (static cache, see below); None: on CUDA only
             ) -> Generation:
     "Sample `num_generations` responses to each prompt with one `model.generate` call. Raises `ValueError` on bad settings."
     if num_generations < 1: raise ValueError(f"num_generations must be at least 1, got {num_generations}")
@@ -160,6 +173,8 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
     if not 0 < top_p <= 1: raise ValueError(f"top_p must be in (0, 1], got {top_p}")
     if cache_implementation not in (None, 'shared', 'static', 'dynamic'):
         raise ValueError(f"cache_implementation must be 'shared', 'static', 'dynamic' or None, got {cache_implementation!r}")
+    if compile_decoding and cache_implementation not in (None, 'static'):
+        raise ValueError(f"compile_decoding=True needs the static cache: cache_implementation='static' or None, not {cache_implementation!r}")
     prompt_ids, prompt_mask = encode_prompts(tokenizer, prompts, use_chat_template, system_prompt, max_prompt_length)
     if seeds is not None and len(seeds) != prompt_ids.shape[0]:
         raise ValueError(f"{len(seeds)} seeds for {prompt_ids.shape[0]} prompts: give one seed per prompt")
@@ -169,27 +184,36 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
                          f"{max_completion_length} exceeds the model's context of {ctx} tokens")
     device = next(model.parameters()).device
     eos = eos_token_ids(model, tokenizer)
-    streams = None if seeds is None else [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
-    processors = _sampling_processors(temperature, top_k, top_p, min_p, streams, num_generations) if do_sample else LogitsProcessorList()
-    cfg = GenerationConfig(max_new_tokens=max_completion_length, do_sample=False, num_return_sequences=1,  # see InverseCDFSampler
-                           repetition_penalty=repetition_penalty, pad_token_id=tokenizer.pad_token_id,
-                           eos_token_id=eos, bos_token_id=tokenizer.bos_token_id, use_cache=True)
     K, P = num_generations, prompt_ids.shape[1]
+    ids, mask = prompt_ids.to(device), prompt_mask.to(device)
+    def decode(compiled: bool) -> torch.Tensor:  # [B·K, P + C] prompts and samples; the generators start afresh each call
+        streams = None if seeds is None else [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
+        processors = _sampling_processors(temperature, top_k, top_p, min_p, streams, K) if do_sample else LogitsProcessorList()
+        cfg = GenerationConfig(max_new_tokens=max_completion_length, do_sample=False, num_return_sequences=1,  # see InverseCDFSampler
+                               repetition_penalty=repetition_penalty, pad_token_id=tokenizer.pad_token_id,
+                               eos_token_id=eos, bos_token_id=tokenizer.bos_token_id, use_cache=True,
+                               disable_compile=not compiled, compile_config=_compile_config(device) if compiled else None)
+        rows = dict(input_ids=ids.repeat_interleave(K, 0), attention_mask=mask.repeat_interleave(K, 0), generation_config=cfg,
+                    logits_processor=processors)
+        with torch.inference_mode():
+            if not (prefix_sharing and P > 1):
+                if compiled: cfg.cache_implementation = 'static'
+                return model.generate(**rows)
+            impl = 'static' if compiled else choose_cache(model, device, cache_implementation)  # run each prompt once,
+            cache = prefill_cache(model, ids, mask, K, max_completion_length, implementation=impl,  # then K copies go on
+                                  per_prompt=device.type == 'cpu' and not has_sliding_window(model))
+            with shared_prefix_decoding(model, cache) if impl == 'shared' else nullcontext():
+                return model.generate(past_key_values=cache, **rows)
+    compiled = (device.type == 'cuda' if compile_decoding is None else compile_decoding) and not _compile_failed
     was_training = model.training
     model.eval()
     try:
-        with torch.inference_mode():
-            ids, mask = prompt_ids.to(device), prompt_mask.to(device)
-            if prefix_sharing and P > 1:  # run each prompt once, then continue K copies from its cache
-                impl = choose_cache(model, device, cache_implementation)
-                cache = prefill_cache(model, ids, mask, K, max_completion_length, implementation=impl,
-                                      per_prompt=device.type == 'cpu' and not has_sliding_window(model))
-                cfg.disable_compile = True  # a static cache would otherwise compile the model on GPUs, once per shape
-                with shared_prefix_decoding(model, cache) if impl == 'shared' else nullcontext():
-                    seqs = model.generate(input_ids=ids.repeat_interleave(K, 0), attention_mask=mask.repeat_interleave(K, 0),
-                                          past_key_values=cache, generation_config=cfg, logits_processor=processors)
-            else: seqs = model.generate(input_ids=ids.repeat_interleave(K, 0), attention_mask=mask.repeat_interleave(K, 0),
-                                        generation_config=cfg, logits_processor=processors)
+        try: seqs = decode(compiled)
+        except _COMPILE_ERRORS as e:
+            if not compiled: raise
+            _compile_failed.append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
+            warnings.warn(f"compiled decoding failed ({_compile_failed[0]}); decoding eagerly from now on in this process")
+            seqs = decode(False)
     finally:
         model.train(was_training)
     completion_ids = seqs[:, P:].cpu().clone()  # a normal tensor: inference tensors cannot enter autograd later
@@ -209,10 +233,6 @@ def _plain_outputs(module, p_ids, p_mask, c_ids):
 
 def _is_lm(module) -> bool: return getattr(module, 'get_output_embeddings', lambda: None)() is not None
 
-def _uses_checkpointing(module) -> bool:
-    ckpt = getattr(module, 'is_activation_checkpointing', None)  # (older transformers: is_gradient_checkpointing)
-    return bool(ckpt if ckpt is not None else getattr(module, 'is_gradient_checkpointing', False))
-
 def completion_outputs(module: nn.Module, # a causal LM (-> logits) or a model's trunk (-> hidden states)
                        prompt_ids: torch.Tensor, # [N, P] long, left-padded
                        prompt_mask: torch.Tensor, # [N, P] long
@@ -226,7 +246,7 @@ def completion_outputs(module: nn.Module, # a causal LM (-> logits) or a model's
     if prompt_ids.shape[0] != N: raise ValueError(f"{prompt_ids.shape[0]} prompts but {N} completions")
     if N % K: raise ValueError(f"{N} rows are not groups of num_generations={K}")
     tree = tree_attention_ok(module)
-    shared = K > 1 and (tree or not _uses_checkpointing(module))  # the cache route cannot run under checkpointing
+    shared = K > 1 and (tree or not uses_checkpointing(module))  # the cache route cannot run under checkpointing
     if shared:
         P = prompt_ids.shape[1]
         first_ids, first_mask = prompt_ids[::K], prompt_mask[::K]

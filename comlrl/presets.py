@@ -158,7 +158,7 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
                logits=m * C * V * (ba + (4 if ba < 4 else 0) + 8),
                kv_cache=L * 2 * kv * ba * (B * P + B * K * C if shared_prefix else B * K * (P + C)))
     kept = out['weights'] + out['reference'] + out['trainable'] + out['optimizer']
-    update = out['gradients'] * (n - 1) / n + max(out['activations'] + out['logits'], out['gradients'] / n)
+    update = max(out['activations'] + out['logits'], out['gradients'] / n)  # one agent's gradients at a time
     out['total'] = kept + max(update, out['kv_cache'] + B * K * V * 4)
     return {k: int(v) for k, v in out.items()}
 

@@ -172,6 +172,7 @@ class MAConfig:
     min_p: Optional[float] = None
     repetition_penalty: float = 1.0
     cache_implementation: Optional[str] = None  # key-value cache for generation: 'shared', 'static', 'dynamic'; None: the fastest that applies (see 02_generation)
+    compile_decoding: Optional[bool] = None  # decode steps under torch.compile with a static cache; None: on CUDA only (see 02_generation)
     use_chat_template: Optional[bool] = None  # None: when the tokenizer has one
     system_prompt: Optional[str] = None
     joint_mode: str = 'align'  # 'align' or 'cross' (the reference's 'aligned' / 'crossed' are accepted)
@@ -218,6 +219,8 @@ class MAConfig:
         if not 0 < self.top_p <= 1: bad('top_p', f"must be in (0, 1], got {self.top_p}")
         if self.cache_implementation not in (None, 'shared', 'static', 'dynamic'):
             bad('cache_implementation', f"must be 'shared', 'static', 'dynamic' or None, got {self.cache_implementation!r}")
+        if self.compile_decoding and self.cache_implementation not in (None, 'static'):
+            bad('compile_decoding', f"needs the static cache (cache_implementation='static' or None), not {self.cache_implementation!r}")
         if not 0 <= self.gamma <= 1: bad('gamma', f"must be in [0, 1], got {self.gamma}")
         t = self.early_termination_threshold
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)):
@@ -490,7 +493,8 @@ def _setup_optimizers(self: MATrainer):
         groups = self.optimizer_groups(i)
         if not groups[0]['params']: raise ValueError(f"{ag.name} has no trainable parameters")
         opt = torch.optim.AdamW([{'params': g['params'], 'lr': g.get('lr', a.learning_rate)} for g in groups],
-                                lr=a.learning_rate, betas=(a.adam_beta1, a.adam_beta2), eps=a.adam_epsilon, weight_decay=a.weight_decay)
+                                lr=a.learning_rate, betas=(a.adam_beta1, a.adam_beta2), eps=a.adam_epsilon, weight_decay=a.weight_decay,
+                                fused=True)  # one kernel per tensor: no temporaries as large as the largest parameter
         self.optimizers.append(opt)
         self.optimizer_group_names.append([g['name'] for g in groups])
         self.schedulers.append(get_scheduler(a.lr_scheduler_type, opt, num_warmup_steps=math.ceil(a.warmup_ratio * total),
@@ -502,7 +506,7 @@ def _generation_kwargs(self: MATrainer, greedy: bool = False) -> dict:
     a = self.args
     kw = dict(max_completion_length=a.max_completion_length, repetition_penalty=a.repetition_penalty,
               use_chat_template=a.use_chat_template, system_prompt=a.system_prompt, max_prompt_length=a.max_prompt_length,
-              cache_implementation=a.cache_implementation)
+              cache_implementation=a.cache_implementation, compile_decoding=a.compile_decoding)
     if greedy: return {**kw, 'do_sample': False}
     return {**kw, 'temperature': a.temperature, 'top_p': a.top_p, 'top_k': a.top_k, 'min_p': a.min_p}
 
@@ -732,9 +736,12 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
              units: list, # this minibatch's (rollout, level, node) groups
              tensors: list, # per rollout, `rollout_tensors`
              targets: list, # `advantage_targets`
-             stats: dict):
+             stats: dict,
+             step_each: bool = False, # step each optimizer as soon as its gradients are complete (see `optimizer_step`)
+            ):
     """Accumulate every agent's gradient over the minibatch, normalised as one batch of samples (`loss_type`): the
-    samples and tokens of all processes, each process's loss scaled by W / D (see `07_distributed`)."""
+    samples and tokens of all processes, each process's loss scaled by W / D (see `07_distributed`). With `step_each`,
+    an agent's optimizer steps (and frees its gradients) before the next agent's backward."""
     a, K, W, n = self.args, rollouts[0].num_generations, self.accelerator.num_processes, len(self.agents)
     nodes = {}
     for r, l, g in units: nodes.setdefault((r, l), []).append(g)
@@ -758,27 +765,10 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
         for m in modules: m.eval()
         sums['tokens'] = float(counts[i, 1]) / W  # per-token rates over the whole batch, shared among the processes
         self.update_stats(i, sums, stats)
+        if step_each: self.optimizer_step(stats, [k for k, j in enumerate(self._complete_after()) if j == i and self.optimizers[k].state])
     if missed := set(self._ddp) - self._synced:
         raise RuntimeError(f"the gradients of {sorted(missed)} were not averaged across processes: chunk_backward must "
                            "compute their forward through self.synced(unit, fn, ...)")
-
-@patch
-def optimizer_step(self: MATrainer, stats: dict):
-    "Clip each parameter group's gradient norm apart (`max_grad_norm`), log it, and step every agent's optimizer."
-    for opt, names in zip(self.optimizers, self.optimizer_group_names):
-        if not any(p.grad is not None for g in opt.param_groups for p in g['params']): continue  # nothing to step
-        self.scaler.unscale_(opt)  # fp16: true gradients (and inf/NaN found) before clipping; otherwise nothing
-        for name, group in zip(names, opt.param_groups):
-            params = [p for p in group['params'] if p.grad is not None]
-            if not params: continue
-            if self.args.max_grad_norm is not None: gn = torch.nn.utils.clip_grad_norm_(params, self.args.max_grad_norm)
-            else: gn = torch.norm(torch.stack([p.grad.norm() for p in params]))
-            stats.setdefault(f'grad_norm/{name}', []).append(float(gn))
-        self.scaler.step(opt); opt.zero_grad(set_to_none=True)  # fp16: skipped when a gradient overflowed
-    if self.scaler.is_enabled():
-        self.scaler.update()
-        stats['loss_scale'] = [self.scaler.get_scale()]
-    stats['learning_rate'] = [self.schedulers[0].get_last_lr()[0]]  # the rate this update used
 
 @patch
 def training_step(self: MATrainer, batches: list[list], # gradient_accumulation_steps batches of task items (this process's share)
@@ -794,13 +784,46 @@ def training_step(self: MATrainer, batches: list[list], # gradient_accumulation_
     units = [(r, l, g) for r, ro in enumerate(rollouts) for l, L in enumerate(ro.levels) for g in range(len(L.nodes))]
     for _ in range(a.num_iterations):
         for mb in self.minibatches(units):
-            self.backward(rollouts, mb, tensors, targets, stats)
+            self.backward(rollouts, mb, tensors, targets, stats, step_each=True)  # one agent's gradients at a time
             self.optimizer_step(stats)
     for sch in self.schedulers: sch.step()  # the schedule counts training steps, not updates
     secs = time.perf_counter() - t0
     tokens = sum(int(g.completion_mask.sum()) for ro in rollouts for L in ro.levels for g in L.generations)
     stats['seconds_per_step'], stats['tokens_per_second'] = [secs], [tokens / secs]
     return stats
+
+# %% ../nbs/04_trainer.ipynb #88b721d5
+@patch
+def _complete_after(self: MATrainer) -> list[int]:
+    "For each optimizer, the last agent whose backward reaches its parameters: itself, or later for a team critic."
+    if getattr(self, '_complete', None) is None:
+        units = list(self.gradient_units().values())
+        owned = [{id(p) for g in opt.param_groups for p in g['params']} for opt in self.optimizers]
+        self._complete = [max([i] + [max(agents) for params, agents in units if any(id(p) in ids for p in params)])
+                          for i, ids in enumerate(owned)]
+    return self._complete
+
+@patch
+def optimizer_step(self: MATrainer, stats: dict,
+                   agents: Optional[list[int]] = None, # step these agents' optimizers; None: every one holding gradients, then finish the update
+                  ):
+    "Clip each parameter group's gradient norm apart (`max_grad_norm`), log it, and step the agents' optimizers."
+    for i, (opt, names) in enumerate(zip(self.optimizers, self.optimizer_group_names)):
+        if agents is not None and i not in agents: continue
+        if not any(p.grad is not None for g in opt.param_groups for p in g['params']): continue  # nothing to step
+        self.scaler.unscale_(opt)  # fp16: true gradients (and inf/NaN found) before clipping; otherwise nothing
+        for name, group in zip(names, opt.param_groups):
+            params = [p for p in group['params'] if p.grad is not None]
+            if not params: continue
+            if self.args.max_grad_norm is not None: gn = torch.nn.utils.clip_grad_norm_(params, self.args.max_grad_norm)
+            else: gn = torch.norm(torch.stack([p.grad.norm() for p in params]))
+            stats.setdefault(f'grad_norm/{name}', []).append(float(gn))
+        self.scaler.step(opt); opt.zero_grad(set_to_none=True)  # fp16: skipped when a gradient overflowed
+    if agents is not None: return
+    if self.scaler.is_enabled():
+        self.scaler.update()
+        stats['loss_scale'] = [self.scaler.get_scale()]
+    stats['learning_rate'] = [self.schedulers[0].get_last_lr()[0]]  # the rate this update used
 
 # %% ../nbs/04_trainer.ipynb #06be6dca
 @patch
