@@ -8,7 +8,7 @@ processes share each step's --batch-size prompts and every process prints its ow
     OMP_NUM_THREADS=1 python benchmarks/comlrl_job.py --model-dir ../shared/models/smollm2-135m-instruct-gguf \
         --data ../shared/data/tldr/test.json [--lora] [--batch-size 8]
 """
-import argparse, functools, json, os, resource, tempfile, time
+import argparse, dataclasses, functools, json, os, resource, tempfile, time
 
 import torch
 
@@ -94,12 +94,13 @@ def main():
     shapes = Shapes.from_config(agents[0].model.config)
     per_agent = [([p for c in calls if c['agent'] == i for p in c['prompt']], [n for c in calls if c['agent'] == i for n in c['completion']])
                  for i in range(len(agents))]
-    flops = job_flops(shapes, per_agent, lora_rank(agents, shapes.layers))
+    rank = lora_rank(agents, shapes.layers)
+    flops = job_flops(shapes, per_agent, rank)
     print(json.dumps({'library': 'comlrl (this repo)', 'world_size': world, 'rank': int(os.environ.get('RANK', '0')), 'agents': 'LoRA, shared base' if args.lora else 'full fine-tuning',
                       'prompts': len(items), 'batch_size': args.batch_size, 'steps': len(hist), 'seconds': round(secs - compile_s, 2),
                       'seconds_per_prompt': round((secs - compile_s) / len(items), 3), 'compile_seconds': round(compile_s, 2), 'load_seconds': round(load_s, 2),
                       'tokens_generated': int(round(tokens)),
-                      'flops': flops['total'], 'flops_generation': flops['generation'], 'flops_update': flops['update'],
+                      'flops': flops['total'], 'flops_generation': flops['generation'], 'flops_update': flops['update'], 'shapes': dataclasses.asdict(shapes), 'lora_rank': rank,
                       'prompt_tokens': [p for p, _ in per_agent], 'completion_tokens': [n for _, n in per_agent],
                       'peak_rss_mib': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
 

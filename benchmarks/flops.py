@@ -29,6 +29,7 @@ first EOS) that the run actually produced, is what the job needs, whatever an im
 Importable from both venvs (torch and transformers only; no comlrl).
 """
 import argparse, sys, time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -162,6 +163,107 @@ def matmul_peak(seconds: float = 5.0, n: int = 2048) -> float:
         torch.set_num_threads(threads)
 
 
+# ---- the matmul floor: the job's products at the rates this machine's BLAS reaches on their shapes -----------------
+
+def linear_products(s: Shapes, rows: int, lora_rank: int = 0, backward: bool = False, full: bool = True,
+                    first_layer_input_grads: bool = True) -> Counter:
+    """The matrix products of `rows` positions through one layer of linear maps, as Counter{(kind, M, K, N): count}.
+
+    kind 'fwd' is F.linear (x [M, K] by a weight [N, K]), 'dgrad' an input gradient (g [M, K] @ W [K, N]), 'wgrad' a
+    weight gradient (g [M, K]ᵀ @ x [M, N], the K×N result), as autograd runs them. Backward: input gradients always (but
+    the first layer's q, k, v when `first_layer_input_grads` is False), weight gradients of the base when `full`, and
+    with LoRA (A [r, in], B [out, r]) the adapter's input and weight gradients."""
+    c = Counter()
+    for j, (i, o) in enumerate(s.linears()):
+        if not backward:
+            c['fwd', rows, i, o] += 1
+            if lora_rank: c['fwd', rows, i, lora_rank] += 1; c['fwd', rows, lora_rank, o] += 1
+            continue
+        needs_input = first_layer_input_grads or j >= 3
+        if needs_input: c['dgrad', rows, o, i] += 1
+        if full: c['wgrad', rows, o, i] += 1
+        if lora_rank:
+            c['dgrad', rows, o, lora_rank] += 1  # into A's output
+            c['wgrad', rows, o, lora_rank] += 1  # B's gradient
+            if needs_input: c['dgrad', rows, lora_rank, i] += 1  # through A into x
+            c['wgrad', rows, lora_rank, i] += 1  # A's gradient
+    return c
+
+
+def agent_products(s: Shapes, prompt_lens: Sequence[int], completion_lens: Sequence[Sequence[int]],
+                   lora_rank: int = 0, batch_size: int = None) -> tuple[Counter, Counter, int]:
+    """One agent's matrix products, (generation, update, attention FLOPs), as `agent_flops` counts the job: each prompt
+    prefilled alone (P_b − 1 rows); the decoding steps of `batch_size` prompts' samples at a time (None: all), step t
+    with the rows of the samples still running (n_bk > t); the update one prompt's K samples at a time, forward and
+    backward."""
+    gen, upd, L = Counter(), Counter(), s.layers
+    add = lambda c, d, k=1: c.update({key: n * k for key, n in d.items()})
+    for p in prompt_lens:
+        add(gen, linear_products(s, p - 1, lora_rank), L)
+        gen['fwd', 1, s.hidden, s.vocab] += 1
+    B = batch_size or len(completion_lens)
+    for b in range(0, len(completion_lens), B):
+        lens = [n for ns in completion_lens[b:b + B] for n in ns]
+        for t in range(max(lens, default=0)):
+            m = sum(n > t for n in lens)
+            add(gen, linear_products(s, m, lora_rank), L)
+            gen['fwd', m, s.hidden, s.vocab] += 1
+    for p, ns in zip(prompt_lens, completion_lens):
+        m, r = p - 1 + sum(ns), sum(ns)
+        add(upd, linear_products(s, m, lora_rank), L)
+        add(upd, linear_products(s, m, lora_rank, backward=True, full=not lora_rank), L - 1)
+        add(upd, linear_products(s, m, lora_rank, backward=True, full=not lora_rank, first_layer_input_grads=not lora_rank))
+        upd['fwd', r, s.hidden, s.vocab] += 1
+        upd['dgrad', r, s.vocab, s.hidden] += 1
+        if not lora_rank: upd['wgrad', r, s.vocab, s.hidden] += 1
+    keys = lambda logits: job_work(prompt_lens, completion_lens, logits).keys
+    return gen, upd, attention_flops(s, keys(1)) + 3 * attention_flops(s, keys(0))  # the update: forward + 2 × backward
+
+
+def products_flops(c: Counter) -> int:
+    "FLOPs of a Counter of products from `linear_products` / `agent_products`."
+    return sum(2 * M * K * N * n for (_, M, K, N), n in c.items())
+
+
+def product_seconds(kind: str, M: int, K: int, N: int, reps: int = 3) -> float:
+    "Best-of-`reps` seconds of one product (see `linear_products` for the kinds), after a warm-up, on one thread."
+    if kind == 'fwd': x, w = torch.randn(M, K), torch.randn(N, K); f = lambda: torch.nn.functional.linear(x, w)
+    elif kind == 'dgrad': g, w = torch.randn(M, K), torch.randn(K, N); f = lambda: g @ w
+    else: g, x = torch.randn(M, K), torch.randn(M, N); f = lambda: g.t() @ x
+    f()
+    best = float('inf')
+    for _ in range(reps):
+        t = time.perf_counter(); f(); best = min(best, time.perf_counter() - t)
+    return best
+
+
+def matmul_floor(s: Shapes, per_agent: Sequence, lora_rank: int = 0, batch_size: int = None, peak: float = None,
+                 reps: int = 3, cache: dict = None) -> dict:
+    """Seconds the job would take if its matrix products ran at the rates this machine reaches on each of their shapes
+    (each timed alone, best of `reps`, weights warm in cache), attention at `peak` FLOP/s and nothing else cost any
+    time: norms, activations, softmax, sampling, the loss, the optimizer and Python all free. A lower bound for any
+    implementation that runs these products at these shapes on one thread (another batching, e.g. the two LoRA agents'
+    decoding rows through their shared base at once, changes the shapes and so the floor). `batch_size`: prompts decoded together (see `agent_products`); `cache`
+    (a dict) keeps the products' timings across calls. Returns {'generation', 'update', 'attention', 'total'} in
+    seconds; per_agent as in `job_flops`."""
+    peak = peak or matmul_peak()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        cache, out = {} if cache is None else cache, {'generation': 0.0, 'update': 0.0, 'attention': 0.0}
+        for prompt_lens, completion_lens in per_agent:
+            gen, upd, att = agent_products(s, prompt_lens, completion_lens, lora_rank, batch_size)
+            for name, c in (('generation', gen), ('update', upd)):
+                for key, n in c.items():
+                    if key not in cache: cache[key] = product_seconds(*key, reps=reps)
+                    out[name] += n * cache[key]
+            out['attention'] += att / peak
+        out['total'] = sum(out.values())
+        return out
+    finally:
+        torch.set_num_threads(threads)
+
+
 # ---- self-check against torch's FLOP counter ------------------------------------------------------------------------
 
 def _counted(model, ids, backward: bool = False, prefix: int = 0, **kwargs) -> dict:
@@ -213,6 +315,15 @@ def check(tol: float = 0.01) -> bool:
     lora = peft.get_peft_model(model, peft.LoraConfig(r=r, target_modules='all-linear'))
     cases.append((f'forward + backward, LoRA r={r}', _counted(lora, ids, True), expected(full, True, r)))
     ok = True
+    P, N = [7, 12], [[3, 5], [1, 4]]  # the matmul floor's products against the formula, on ragged lengths
+    for rank in (0, r):
+        gen, upd, att = agent_products(s, P, N, rank)
+        want, gen_att = agent_flops(s, P, N, rank), attention_flops(s, job_work(P, N, 1).keys)
+        for part, got_f, want_f in (('generation', products_flops(gen) + gen_att, want['generation']),
+                                    ('update', products_flops(upd) + att - gen_att, want['update'])):
+            ok &= got_f == want_f
+            print(f"{'floor products, ' + ('LoRA r=' + str(rank) if rank else 'full'):38s} {part:13s} counted {got_f:>10,d} "
+                  f"formula {want_f:>10,d}  {'ok' if got_f == want_f else 'MISMATCH'}")
     for name, got, want in cases:
         for part in ('mm', 'bmm'):
             err = abs(got[part] - want[part]) / max(want[part], 1)

@@ -34,6 +34,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import argparse
+import dataclasses
 import json
 import platform
 import random
@@ -243,7 +244,8 @@ def main():
     trainer.train(**train_kwargs)
     seconds = time.perf_counter() - t0
     per_agent = [(meter.prompt_lens.get(i, []), meter.completion_lens.get(i, [])) for i in range(args.num_agents)]
-    flops = job_flops(Shapes.from_config(agents[0].config), per_agent)  # full fine-tuning
+    shapes = Shapes.from_config(agents[0].config)
+    flops = job_flops(shapes, per_agent)  # full fine-tuning
 
     result = {
         "library": f"comlrl=={comlrl.__version__}",
@@ -259,6 +261,8 @@ def main():
         "flops": flops["total"],
         "flops_generation": flops["generation"],
         "flops_update": flops["update"],
+        "shapes": dataclasses.asdict(shapes),
+        "lora_rank": 0,
         "prompt_tokens": [p for p, _ in per_agent],
         "completion_tokens": [n for _, n in per_agent],
         "samples": meter.samples,

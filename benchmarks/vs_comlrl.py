@@ -6,7 +6,9 @@ own) and prints one JSON line; this script prints them side by side with ratios 
 invocation. Model loading and, for the compiled-decoding run, compilation are timed separately and excluded from
 seconds per prompt. Each run also reports the job's FLOPs, counted by `flops.py` from the model's config and the tokens
 that run produced, and this script prints MFU = FLOPs / (seconds × the single-thread fp32 matmul peak measured at its
-start).
+start), and each run's matmul floor (`flops.matmul_floor`): the seconds per prompt its matrix products alone take at
+the rates this machine reaches on their shapes, everything else free, and its ratio to the reference's time: the best
+ratio that run's products, at their shapes, allow here.
 
     bash benchmarks/setup_ref_venv.sh                     # once: the reference library in its own venv
     OMP_NUM_THREADS=1 python benchmarks/vs_comlrl.py      # COMLRL_MODEL_DIR / COMLRL_DATA_DIR point at the assets
@@ -16,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from flops import matmul_peak
+from flops import Shapes, matmul_floor, matmul_peak
 
 
 def _default(env: str, sub: str) -> str:
@@ -61,14 +63,20 @@ def main():
             run(ours + ['--batch-size', str(args.prompts)], f'comlrl, full fine-tuning, {args.prompts} prompts per step'),
             run(ours + ['--batch-size', str(args.prompts), '--lora'], f'comlrl, LoRA agents, {args.prompts} prompts per step'),
             run(ours + ['--batch-size', str(args.prompts), '--lora', '--compile-decoding'], 'comlrl, LoRA agents, compiled decoding')]
-    ref = runs[0]
-    for r in runs: r.update(matmul_peak_flops=round(peak), mfu=r['flops'] / r['seconds'] / peak)
+    ref, timings = runs[0], {}
+    print('timing the matrix products of each run for its matmul floor...', file=sys.stderr, flush=True)
+    for r in runs:
+        floor = matmul_floor(Shapes(**r['shapes']), list(zip(r['prompt_tokens'], r['completion_tokens'])), r['lora_rank'],
+                             r.get('batch_size', 1) // r.get('world_size', 1), peak, cache=timings)  # the reference: 1 prompt
+        r.update(matmul_peak_flops=round(peak), mfu=r['flops'] / r['seconds'] / peak,
+                 floor_seconds={k: round(v, 2) for k, v in floor.items()})
     print(f"\n{'run':48s} {'s/prompt':>9s} {'ratio':>6s} {'peak MiB':>9s} {'ratio':>6s} {'tokens':>7s} {'load s':>7s} "
-          f"{'TFLOP/prompt':>12s} {'MFU':>6s} {'compile s':>9s}")
+          f"{'TFLOP/prompt':>12s} {'MFU':>6s} {'compile s':>9s} {'floor s/prompt':>14s} {'ratio':>6s}")
     for r in runs:
         print(f"{r['label']:48s} {r['seconds_per_prompt']:9.2f} {r['seconds_per_prompt'] / ref['seconds_per_prompt']:6.2f} "
               f"{r['peak_rss_mib']:9.0f} {r['peak_rss_mib'] / ref['peak_rss_mib']:6.2f} {r.get('tokens_generated', 0):7d} "
-              f"{r.get('load_seconds', 0):7.1f} {r['flops'] / r['prompts'] / 1e12:12.3f} {r['mfu']:6.1%} {r.get('compile_seconds', 0):9.1f}")
+              f"{r.get('load_seconds', 0):7.1f} {r['flops'] / r['prompts'] / 1e12:12.3f} {r['mfu']:6.1%} {r.get('compile_seconds', 0):9.1f} "
+              f"{r['floor_seconds']['total'] / r['prompts']:14.2f} {r['floor_seconds']['total'] / r['prompts'] / ref['seconds_per_prompt']:6.3f}")
     print(json.dumps(runs))
 
 
