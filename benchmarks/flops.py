@@ -23,6 +23,8 @@ first EOS) that the run actually produced, is what the job needs, whatever an im
 - update: the same tokens (each prompt's prefix once, each sample's n_bk positions, logits at those n_bk), forward and
   backward.
 
+`matmul_floor` times the job's own products at their shapes, the floor `vs_comlrl.py` prints (see benchmarks/README.md).
+
     OMP_NUM_THREADS=1 python benchmarks/flops.py --check    # the formula against torch's FlopCounterMode on a tiny Llama
     OMP_NUM_THREADS=1 python benchmarks/flops.py --peak     # the single-thread fp32 matmul peak of this machine
 
@@ -243,9 +245,9 @@ def matmul_floor(s: Shapes, per_agent: Sequence, lora_rank: int = 0, batch_size:
     (each timed alone, best of `reps`, weights warm in cache), attention at `peak` FLOP/s and nothing else cost any
     time: norms, activations, softmax, sampling, the loss, the optimizer and Python all free. A lower bound for any
     implementation that runs these products at these shapes on one thread (another batching, e.g. the two LoRA agents'
-    decoding rows through their shared base at once, changes the shapes and so the floor). `batch_size`: prompts decoded together (see `agent_products`); `cache`
-    (a dict) keeps the products' timings across calls. Returns {'generation', 'update', 'attention', 'total'} in
-    seconds; per_agent as in `job_flops`."""
+    decoding rows through their shared base at once, changes the shapes and so the floor). `batch_size`: prompts
+    decoded together (see `agent_products`); `cache` (a dict) keeps the products' timings across calls. Returns
+    {'generation', 'update', 'attention', 'total'} in seconds; per_agent as in `job_flops`."""
     peak = peak or matmul_peak()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
