@@ -218,6 +218,7 @@ def _gpu_available() -> bool:
 def _fmt(m: dict) -> str:
     return ', '.join(f"{k.removeprefix('eval/')} {v:.3f}" for k, v in m.items() if k.count('/') <= 1 and 'rouge' not in k)
 
+# %% ../nbs/40_cli.ipynb #4e1a0b02
 class _SaveAndScore:
     "Callback of `train`: when training ends, save the agents and score them, logged while the W&B / trackio runs are open."
     metrics = None
@@ -272,6 +273,7 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
         f"training_curves.png in {out}" if before else f"{key} {after[key]:.3f}")
     return {'before': before, 'after': after, 'seconds': secs, 'output_dir': str(out)}
 
+# %% ../nbs/40_cli.ipynb #4e1a0b04
 def _train_seeds(argv: Sequence[str], run: RunArguments, cfg, log) -> dict:
     "`--num_seeds S`: the job once per seed into output_dir/seed-<s>, then `seed_summary` and `plot_seeds` over the runs."
     from comlrl.viz import plot_seeds, seed_summary

@@ -328,54 +328,60 @@ class CodeGenEnv(CodeEnv):
 
     def _load_offline(self, path: Path, split: str): return load_task_dataset(data_files=path, split=split)
 
-    # ---- prompts
-    def _problem(self, item: dict, name: str, rest: str) -> str:
-        "The problem and the answer's format: one block defining `name`, then `rest`."
-        return (f"Problem:\n{fence(item['prompt'])}\n\n"
-                f"Answer with one ```python block that defines `{name}` (with any imports it needs){rest}")
+# %% ../../nbs/22_codegen.ipynb #9c0d1e22
+@patch
+def _problem(self: CodeGenEnv, item: dict, name: str, rest: str) -> str:
+    "The problem and the answer's format: one block defining `name`, then `rest`."
+    return (f"Problem:\n{fence(item['prompt'])}\n\n"
+            f"Answer with one ```python block that defines `{name}` (with any imports it needs){rest}")
 
-    def aux_prompt(self, item: dict) -> str:
-        "Agent 1's prompt: write the helper `aux`."
-        e = item['entry_point']
-        return (f"You are the helper in a team of two programmers. Your teammate will write the Python function `{e}` "
-                f"below and can call a helper function `aux` that you write. Write `aux` so that it computes a useful "
-                f"part of the solution and returns it.\n\n" + self._problem(item, 'aux', f". Do not write `{e}`, tests or example calls."))
+@patch
+def aux_prompt(self: CodeGenEnv, item: dict) -> str:
+    "Agent 1's prompt: write the helper `aux`."
+    e = item['entry_point']
+    return (f"You are the helper in a team of two programmers. Your teammate will write the Python function `{e}` "
+            f"below and can call a helper function `aux` that you write. Write `aux` so that it computes a useful "
+            f"part of the solution and returns it.\n\n" + self._problem(item, 'aux', f". Do not write `{e}`, tests or example calls."))
 
-    def main_prompt(self, item: dict) -> str:
-        "Agent 2's prompt: write the entry point, which may call `aux`."
-        e = item['entry_point']
-        return (f"You are the main programmer in a team of two. Implement the Python function `{e}` below, keeping its "
-                f"name and parameters. Your teammate writes a helper function `aux(...)`, which is already defined when "
-                f"your code runs: call it and use its result where it helps. Do not define `aux` yourself.\n\n"
-                + self._problem(item, e, ", no tests or example calls."))
+@patch
+def main_prompt(self: CodeGenEnv, item: dict) -> str:
+    "Agent 2's prompt: write the entry point, which may call `aux`."
+    e = item['entry_point']
+    return (f"You are the main programmer in a team of two. Implement the Python function `{e}` below, keeping its "
+            f"name and parameters. Your teammate writes a helper function `aux(...)`, which is already defined when "
+            f"your code runs: call it and use its result where it helps. Do not define `aux` yourself.\n\n"
+            + self._problem(item, e, ", no tests or example calls."))
 
-    def single_prompt(self, item: dict) -> str:
-        "The prompt of one agent solving the problem alone."
-        e = item['entry_point']
-        return (f"Implement the Python function `{e}` below, keeping its name and parameters.\n\n"
-                + self._problem(item, e, ", no tests or example calls."))
+@patch
+def single_prompt(self: CodeGenEnv, item: dict) -> str:
+    "The prompt of one agent solving the problem alone."
+    e = item['entry_point']
+    return (f"Implement the Python function `{e}` below, keeping its name and parameters.\n\n"
+            + self._problem(item, e, ", no tests or example calls."))
 
-    @property
-    def formatters(self) -> list:
-        return [self.aux_prompt, self.main_prompt] if self.num_agents == 2 else [self.single_prompt]
+@patch(as_prop=True)
+def formatters(self: CodeGenEnv) -> list:
+    "The agents' formatters: [helper, main], or [solo]."
+    return [self.aux_prompt, self.main_prompt] if self.num_agents == 2 else [self.single_prompt]
 
-    # ---- reward
-    def evaluate_joint(self, completions: Sequence[Sequence[str]], # one list of J completions per agent
-                       items: Sequence[dict], # the J task items
-                      ) -> list[CodeFeedback]:
-        "Score J joint actions: levels 1-2 here, all surviving programs in one sandbox call, then levels 3-4."
-        self.check_batch(completions, items)
-        suites = {id(item): item_tests(item) for item in items}
-        checked = [check_joint([c[j] for c in completions], item, self.weights) for j, item in enumerate(items)]
-        jobs = [None if program is None else dict(program=program + s.program_suffix, tests=s.tests, kind='asserts', setup=s.setup)
-                for (_, program, _), s in zip(checked, (suites[id(item)] for item in items))]
-        return [fb if r is None else grade_tests(fb, r, suites[id(item)], main, item['entry_point'], self.weights)
-                for (fb, _, main), item, r in zip(checked, items, self.run_programs(jobs))]
+# %% ../../nbs/22_codegen.ipynb #9c0d1e24
+@patch
+def evaluate_joint(self: CodeGenEnv, completions: Sequence[Sequence[str]], # one list of J completions per agent
+                   items: Sequence[dict], # the J task items
+                  ) -> list[CodeFeedback]:
+    "Score J joint actions: levels 1-2 here, all surviving programs in one sandbox call, then levels 3-4."
+    self.check_batch(completions, items)
+    suites = {id(item): item_tests(item) for item in items}
+    checked = [check_joint([c[j] for c in completions], item, self.weights) for j, item in enumerate(items)]
+    jobs = [None if program is None else dict(program=program + s.program_suffix, tests=s.tests, kind='asserts', setup=s.setup)
+            for (_, program, _), s in zip(checked, (suites[id(item)] for item in items))]
+    return [fb if r is None else grade_tests(fb, r, suites[id(item)], main, item['entry_point'], self.weights)
+            for (fb, _, main), item, r in zip(checked, items, self.run_programs(jobs))]
 
-    # ---- multi-turn
-    def answer_what(self, item: dict, agent: int) -> str:
-        "What a revision contains: the helper `aux`, or the function to write."
-        return 'helper `aux`' if self.num_agents == 2 and agent == 0 else f"function `{item['entry_point']}`"
+@patch
+def answer_what(self: CodeGenEnv, item: dict, agent: int) -> str:
+    "What a revision contains: the helper `aux`, or the function to write."
+    return 'helper `aux`' if self.num_agents == 2 and agent == 0 else f"function `{item['entry_point']}`"
 
 # %% ../../nbs/22_codegen.ipynb #7e89b02d
 class HumanEvalEnv(CodeGenEnv):
