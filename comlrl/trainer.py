@@ -196,56 +196,61 @@ class MAConfig:
         _check_field_names(cls, kwargs)  # before the generated __init__, so a wrong name is our error, not Python's
         return super().__new__(cls)
 
-    def __post_init__(self):
-        name = type(self).__name__
-        self.joint_mode = JOINT_MODE_ALIASES.get(self.joint_mode, self.joint_mode)
-        if self.loss_type == 'token_mean': self.loss_type = 'dapo'  # the earlier name, kept readable for saved configs
-        def bad(field, why): raise ValueError(f"{name}.{field} {why}")
-        for f in ('logging_steps', 'per_device_train_batch_size', 'per_device_eval_batch_size',
-                  'gradient_accumulation_steps', 'num_generations', 'max_completion_length', 'num_turns', 'num_iterations',
-                  'ddp_timeout'):
-            v = getattr(self, f)
-            if not isinstance(v, int) or v < 1: bad(f, f"must be a positive integer, got {v!r}")
-        for f in ('eval_steps', 'save_steps', 'save_total_limit', 'max_prompt_length', 'micro_batch_size', 'max_eval_samples'):
-            v = getattr(self, f)
-            if v is not None and (not isinstance(v, int) or v < 1): bad(f, f"must be None or a positive integer, got {v!r}")
-        for f, ch in _CHOICES.items():
-            if getattr(self, f) not in ch: bad(f, f"must be one of {ch}, got {getattr(self, f)!r}")
-        if not self.learning_rate > 0: bad('learning_rate', f"must be > 0, got {self.learning_rate}")
-        if self.weight_decay < 0: bad('weight_decay', f"must be >= 0, got {self.weight_decay}")
-        if not 0 <= self.warmup_ratio < 1: bad('warmup_ratio', f"must be in [0, 1), got {self.warmup_ratio}")
-        if self.max_grad_norm is not None and not self.max_grad_norm > 0: bad('max_grad_norm', f"must be > 0 or None, got {self.max_grad_norm}")
-        if not self.temperature > 0: bad('temperature', f"must be > 0, got {self.temperature}")
-        if not 0 < self.top_p <= 1: bad('top_p', f"must be in (0, 1], got {self.top_p}")
-        if self.cache_implementation not in (None, 'shared', 'static', 'dynamic'):
-            bad('cache_implementation', f"must be 'shared', 'static', 'dynamic' or None, got {self.cache_implementation!r}")
-        if self.compile_decoding and self.cache_implementation not in (None, 'static'):
-            bad('compile_decoding', f"needs the static cache (cache_implementation='static' or None), not {self.cache_implementation!r}")
-        if not 0 <= self.gamma <= 1: bad('gamma', f"must be in [0, 1], got {self.gamma}")
-        t = self.early_termination_threshold
-        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)):
-            bad('early_termination_threshold', f"must be None or a finite number, got {t!r}")
-        if self.beta < 0: bad('beta', f"must be >= 0, got {self.beta}")
-        if self.fp16 and self.bf16: bad('fp16', "and bf16 are both True: choose one (fp16 on a T4, bf16 on an A100/H100)")
-        if self.beta > 0 and self.top_k and self.updates_per_rollout() > 1:
-            bad('top_k', f"is {self.top_k} with beta={self.beta} and {self.updates_per_rollout()} updates per rollout: once the "
-                "policy has moved, an earlier sample can lie outside its new top-k, where the KL to the reference is infinite; "
-                "use top_k=0, or one update per rollout")
-        if not 0 < self.epsilon < 1: bad('epsilon', f"must be in (0, 1), got {self.epsilon}")
-        if self.max_steps == 0 or self.max_steps < -1: bad('max_steps', f"must be -1 (use num_train_epochs) or positive, got {self.max_steps}")
-        if self.max_steps == -1 and not self.num_train_epochs > 0: bad('num_train_epochs', f"must be > 0, got {self.num_train_epochs}")
-        reps = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
-        for r in reps:
-            if r not in _REPORTERS: bad('report_to', f"must name loggers among {_REPORTERS}, got {r!r}")
-        self.report_to = [r for r in reps if r != 'none']
-        if self.run_name is not None and (not isinstance(self.run_name, str) or not self.run_name.strip()):
-            bad('run_name', f"must be None or a non-empty string, got {self.run_name!r}")
+    def __post_init__(self): self._validate()  # the checks are in the next cell
 
     def updates_per_rollout(self) -> int:
         "Optimizer steps that use each rollout: `num_iterations`."
         return self.num_iterations
 
     def to_dict(self) -> dict: return dataclasses.asdict(self)
+
+# %% ../nbs/04_trainer.ipynb #3c8243d1
+@patch
+def _validate(self: MAConfig):
+    "Translate the accepted aliases, then raise `ValueError` naming the first invalid field and what it must be."
+    name = type(self).__name__
+    self.joint_mode = JOINT_MODE_ALIASES.get(self.joint_mode, self.joint_mode)
+    if self.loss_type == 'token_mean': self.loss_type = 'dapo'  # the earlier name, kept readable for saved configs
+    def bad(field, why): raise ValueError(f"{name}.{field} {why}")
+    for f in ('logging_steps', 'per_device_train_batch_size', 'per_device_eval_batch_size',
+              'gradient_accumulation_steps', 'num_generations', 'max_completion_length', 'num_turns', 'num_iterations',
+              'ddp_timeout'):
+        v = getattr(self, f)
+        if not isinstance(v, int) or v < 1: bad(f, f"must be a positive integer, got {v!r}")
+    for f in ('eval_steps', 'save_steps', 'save_total_limit', 'max_prompt_length', 'micro_batch_size', 'max_eval_samples'):
+        v = getattr(self, f)
+        if v is not None and (not isinstance(v, int) or v < 1): bad(f, f"must be None or a positive integer, got {v!r}")
+    for f, ch in _CHOICES.items():
+        if getattr(self, f) not in ch: bad(f, f"must be one of {ch}, got {getattr(self, f)!r}")
+    if not self.learning_rate > 0: bad('learning_rate', f"must be > 0, got {self.learning_rate}")
+    if self.weight_decay < 0: bad('weight_decay', f"must be >= 0, got {self.weight_decay}")
+    if not 0 <= self.warmup_ratio < 1: bad('warmup_ratio', f"must be in [0, 1), got {self.warmup_ratio}")
+    if self.max_grad_norm is not None and not self.max_grad_norm > 0: bad('max_grad_norm', f"must be > 0 or None, got {self.max_grad_norm}")
+    if not self.temperature > 0: bad('temperature', f"must be > 0, got {self.temperature}")
+    if not 0 < self.top_p <= 1: bad('top_p', f"must be in (0, 1], got {self.top_p}")
+    if self.cache_implementation not in (None, 'shared', 'static', 'dynamic'):
+        bad('cache_implementation', f"must be 'shared', 'static', 'dynamic' or None, got {self.cache_implementation!r}")
+    if self.compile_decoding and self.cache_implementation not in (None, 'static'):
+        bad('compile_decoding', f"needs the static cache (cache_implementation='static' or None), not {self.cache_implementation!r}")
+    if not 0 <= self.gamma <= 1: bad('gamma', f"must be in [0, 1], got {self.gamma}")
+    t = self.early_termination_threshold
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)):
+        bad('early_termination_threshold', f"must be None or a finite number, got {t!r}")
+    if self.beta < 0: bad('beta', f"must be >= 0, got {self.beta}")
+    if self.fp16 and self.bf16: bad('fp16', "and bf16 are both True: choose one (fp16 on a T4, bf16 on an A100/H100)")
+    if self.beta > 0 and self.top_k and self.updates_per_rollout() > 1:
+        bad('top_k', f"is {self.top_k} with beta={self.beta} and {self.updates_per_rollout()} updates per rollout: once the "
+            "policy has moved, an earlier sample can lie outside its new top-k, where the KL to the reference is infinite; "
+            "use top_k=0, or one update per rollout")
+    if not 0 < self.epsilon < 1: bad('epsilon', f"must be in (0, 1), got {self.epsilon}")
+    if self.max_steps == 0 or self.max_steps < -1: bad('max_steps', f"must be -1 (use num_train_epochs) or positive, got {self.max_steps}")
+    if self.max_steps == -1 and not self.num_train_epochs > 0: bad('num_train_epochs', f"must be > 0, got {self.num_train_epochs}")
+    reps = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
+    for r in reps:
+        if r not in _REPORTERS: bad('report_to', f"must name loggers among {_REPORTERS}, got {r!r}")
+    self.report_to = [r for r in reps if r != 'none']
+    if self.run_name is not None and (not isinstance(self.run_name, str) or not self.run_name.strip()):
+        bad('run_name', f"must be None or a non-empty string, got {self.run_name!r}")
 
 # %% ../nbs/04_trainer.ipynb #0d626832
 WANDB_CONFIG_KEYS = ('project', 'entity', 'name', 'run_name', 'dir', 'tags', 'config_sections', 'id', 'resume')
