@@ -16,7 +16,7 @@ from pathlib import Path
 
 from comlrl.cli import load_run
 from comlrl.evaluation import STRATEGIES, agent_policy, evaluate_baseline
-from comlrl.viz import plot_seeds, seed_summary
+from comlrl.results import plot_seeds, seed_summary
 
 
 def main():

@@ -154,7 +154,7 @@ def parse_train_args(argv: Sequence[str], # the arguments after `comlrl train`
     return run, cfg, env
 
 # %% ../nbs/40_cli.ipynb #72b732d3
-RUN_FILES = ('run.json', 'metrics.jsonl', 'training_curves.png', 'README.md')  # what a run writes in output_dir (README: PEFT's card)...
+RUN_FILES = ('run.json', 'metrics.jsonl', 'eval_completions.jsonl', 'training_curves.png', 'README.md')  # what a run writes in output_dir (README: PEFT's card)...
 RUN_FOLDERS = ('agent_*', 'checkpoint-*', '.tmp-checkpoint-*', 'runs', 'wandb')  # ...and its folders (runs: TensorBoard, wandb: W&B)
 
 def latest_checkpoint(out: Path, # an output_dir
@@ -276,7 +276,7 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
 # %% ../nbs/40_cli.ipynb #4e1a0b04
 def _train_seeds(argv: Sequence[str], run: RunArguments, cfg, log) -> dict:
     "`--num_seeds S`: the job once per seed into output_dir/seed-<s>, then `seed_summary` and `plot_seeds` over the runs."
-    from comlrl.viz import plot_seeds, seed_summary
+    from comlrl.results import plot_seeds, seed_summary
     out, seeds, t0 = Path(cfg.output_dir), [cfg.seed + i for i in range(run.num_seeds)], time.perf_counter()
     results = []
     for s in seeds:
