@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['RESULTS_URL', 'read_metrics', 'read_eval_completions', 'before_after', 'before_after_html', 'seed_summary',
-           'plot_seeds', 'seeds_table', 'results_dir']
+           'plot_seeds', 'seeds_table', 'comparison_table', 'results_dir']
 
 # %% ../nbs/09_results.ipynb #1371da44
 import html, json, os, shutil, urllib.error, urllib.request, warnings
@@ -222,6 +222,25 @@ def seeds_table(summary: dict, # from `seed_summary`, optionally with 'seed_valu
     rises = sum(r['rise'] > 0 for r in rows)
     return '\n'.join(lines) + (f"\n\nMean rise **{summary['mean_rise']:+{f}}**, spread {summary['spread']:{f}} "
                                f"(largest minus smallest rise); the metric rises in {rises} of {len(rows)} seeds.")
+
+# %% ../nbs/09_results.ipynb #b213850b
+def comparison_table(summary: dict, # {'algorithms': {name: `seed_summary` + 'label', 'minutes', 'peak_mib'}}, e.g. a summary.json
+                     digits: int = 3, # decimals of the metric
+                    ) -> str: # a Markdown table, one row per algorithm
+    "Held-out metric before and after (mean over seeds, lowest to highest), mean rise, spread, seeds that rose, minutes per run and peak memory, per algorithm."
+    f = f'.{digits}f'
+    key = next(iter(summary['algorithms'].values()))['key']
+    lines = [f'| algorithm | {key} before | after: mean (lowest–highest) | mean rise | spread | rises in | minutes per run | peak GiB |',
+             '|---|---:|---:|---:|---:|---:|---:|---:|']
+    for name, s in summary['algorithms'].items():
+        if s['key'] != key: raise ValueError(f"{name} reports {s['key']}, the others {key}: one table compares one metric")
+        rows = s['seeds']
+        before, after = [r['before'] for r in rows], [r['after'] for r in rows]
+        b = f'{before[0]:{f}}' if max(before) - min(before) < 10 ** -digits else f'{sum(before) / len(before):{f}} (varies)'
+        lines.append(f"| {s.get('label', name)} | {b} | {sum(after) / len(after):{f}} ({min(after):{f}}–{max(after):{f}}) | "
+                     f"{s['mean_rise']:+{f}} | {s['spread']:{f}} | {sum(r['rise'] > 0 for r in rows)} of {len(rows)} | "
+                     f"{sum(s['minutes']) / len(s['minutes']):.1f} | {max(s['peak_mib']) / 1024:.1f} |")
+    return '\n'.join(lines)
 
 # %% ../nbs/09_results.ipynb #52b37262
 RESULTS_URL = 'https://raw.githubusercontent.com/comlrl/comlrl/main/benchmarks/results'  # the committed results, online

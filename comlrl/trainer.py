@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'REFERENCE_CONFIG_FIELDS', 'WANDB_CONFIG_KEYS', 'REFERENCE_TRAINER_ARGS', 'LOG_FILES', 'token_loss',
            'loss_denominator', 'aggregate_loss', 'scale_advantages', 'MAConfig', 'check_wandb_config',
-           'model_loading_kwargs', 'MATrainer']
+           'model_loading_kwargs', 'LogHistory', 'MATrainer']
 
 # %% ../nbs/04_trainer.ipynb #631c7748
 import contextlib, copy, dataclasses, difflib, importlib.util, json, math, os, random, shutil, time
@@ -352,6 +352,23 @@ class _Cursor:
         return out
     def state(self) -> dict: return {'epoch': self.epoch, 'pos': self.pos}
 
+# %% ../nbs/04_trainer.ipynb #e138fd25
+class LogHistory(list):
+    """The records a run logged (`trainer.log_history`, what `train()` returns): a plain list of dicts, one per logging
+    step or evaluation, whose printed form is a short table of the main metrics instead of every key of every record."""
+    columns = ('reward', 'turn_0/reward', 'return', 'eval/reward', 'eval/return', 'seconds_per_step')  # shown when logged
+    max_rows = 8  # longer histories show their first and last rows
+
+    def __repr__(self) -> str:
+        if not self: return 'LogHistory([])'
+        cols = [c for c in self.columns if any(c in r for r in self)]
+        rows = list(self) if len(self) <= self.max_rows else [*self[:self.max_rows // 2], None, *self[-(self.max_rows // 2 - 1):]]
+        cell = lambda r, c: '' if c not in r else f'{r[c]:.4g}' if isinstance(r[c], float) else str(r[c])
+        table = [['step', *cols]] + [['...'] * (1 + len(cols)) if r is None else [str(r.get('step', '')), *(cell(r, c) for c in cols)] for r in rows]
+        w = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
+        lines = ['  '.join(v.rjust(w[j]) for j, v in enumerate(row)) for row in table]
+        return f'LogHistory: {len(self)} records (list of dicts; every logged key in each)\n' + '\n'.join(lines)
+
 # %% ../nbs/04_trainer.ipynb #bfba0f41
 class MATrainer:
     """The loop every multi-agent trainer shares, with named hooks for what an algorithm changes (see the table above).
@@ -439,7 +456,7 @@ class MATrainer:
                                       lora_config=lora_config, device=device, **load_kw)
         self.train_dataset, self.eval_dataset, self.compute_metrics = train_dataset, eval_dataset, compute_metrics
         self.output_dir = Path(self.args.output_dir)
-        self.global_step, self.log_history, self._loggers, self._resumed = 0, [], None, False
+        self.global_step, self.log_history, self._loggers, self._resumed = 0, LogHistory(), None, False
         self.last_eval_completions = []  # what the team answered at the last `evaluate()` (see `_eval_records`)
         self._log_started, self._run_ids = False, {}
         self._prepare_agents()
@@ -938,7 +955,7 @@ def finish_loggers(self: MATrainer, exit_code: int = 0, # nonzero marks the W&B 
 # %% ../nbs/04_trainer.ipynb #f05067c1
 @patch
 def train(self: MATrainer, resume_from_checkpoint: Union[str, Path, bool, None] = None, # a checkpoint folder, or True for the latest in output_dir
-         ) -> list[dict]: # the logged metrics
+         ) -> 'LogHistory': # the logged metrics (`log_history`), a list of dicts
     "Train for `num_training_steps()` optimizer steps, logging, evaluating and checkpointing as configured; finish the loggers at the end."
     a = self.args
     if self.train_dataset is None or len(self.train_dataset) == 0: raise ValueError("train() needs a non-empty train_dataset=")
@@ -1156,7 +1173,7 @@ def _truncate_metrics(self: MATrainer):
     for name in LOG_FILES:
         if (f := self.output_dir / name).exists():
             kept[f] = [l for l in f.read_text().splitlines() if l and json.loads(l)['step'] <= self.global_step]
-    if (m := self.output_dir / 'metrics.jsonl') in kept: self.log_history = [json.loads(l) for l in kept[m]]
+    if (m := self.output_dir / 'metrics.jsonl') in kept: self.log_history = LogHistory(json.loads(l) for l in kept[m])
     self.accelerator.wait_for_everyone()  # every process has read the log before the main process rewrites it
     if self.accelerator.is_main_process:
         for f, keep in kept.items():

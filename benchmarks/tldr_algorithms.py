@@ -1,0 +1,102 @@
+"""The five algorithms on the TL;DR main job, over the same seeds: held-out reward before and after, mean rise, spread,
+wall time and peak memory per run.
+
+Each run is `comlrl train --env tldr --algo ALGO --seed S` with the cpu preset's defaults (SmolLM2-135M-Instruct, two
+LoRA agents, 24 steps of 2 posts x 4 samples, 48 new tokens, greedy evaluation on 16 held-out posts before and after),
+plus the algorithm's settings in `SETTINGS` (each with its reason). Every run is its own process, so its peak resident
+memory is its own; `--jobs` of them run at a time, one thread each. What the pages read of each run (metrics.jsonl,
+eval_completions.jsonl, run.json) is copied into OUT/<algo>/seed-<s>/, with OUT/summary.json, OUT/summary.md and a
+MANIFEST (see `results_dir` in nbs/09_results.ipynb); the agents' weights stay in the work folder.
+
+    export COMLRL_MODEL_DIR=../shared/models COMLRL_DATA_DIR=../shared/data
+    python benchmarks/tldr_algorithms.py                                  # 15 runs, 2 at a time (2 cores: about 2 h)
+    python benchmarks/tldr_algorithms.py --algos magrpo --seeds 0 --out /tmp/one   # a single run
+"""
+import argparse, concurrent.futures, datetime, json, os, platform, shutil, subprocess, sys, time
+from pathlib import Path
+
+from comlrl.results import seed_summary, seeds_table
+
+ROOT = Path(__file__).resolve().parents[1]
+LABELS = {'mareinforce': 'MAREINFORCE', 'magrpo': 'MAGRPO', 'marloo': 'MARLOO', 'maremax': 'MAREMAX', 'ippo': 'IPPO'}
+SETTINGS = {  # algorithm -> (extra `comlrl train` arguments, why); empty: the cpu preset's defaults as they are
+    a: ([], '') for a in LABELS}
+KEPT = ('metrics.jsonl', 'eval_completions.jsonl', 'run.json')  # what the pages read; the weights are not committed
+
+
+def run_one(algo: str, seed: int, work: Path, threads: int) -> dict:
+    "Train one (algorithm, seed) in its own process; its wall time and peak resident memory (from the kernel's rusage of that child)."
+    out, log = work / algo / f'seed-{seed}', work / f'{algo}-seed-{seed}.log'
+    cmd = ['comlrl', 'train', '--env', 'tldr', '--algo', algo, '--seed', str(seed), '--output_dir', str(out),
+           '--overwrite_output_dir', *SETTINGS[algo][0]]
+    env = {**os.environ, 'OMP_NUM_THREADS': str(threads), 'MKL_NUM_THREADS': str(threads)}
+    t0 = time.perf_counter()
+    with open(log, 'w') as f:
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
+        _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    secs = time.perf_counter() - t0
+    if p.returncode != 0: raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}); its output is in {log}")
+    print(f"{algo} seed {seed}: {secs / 60:.1f} min, peak {usage.ru_maxrss / 1024:.0f} MiB", flush=True)
+    return {'algo': algo, 'seed': seed, 'dir': out, 'minutes': secs / 60, 'peak_mib': usage.ru_maxrss / 1024, 'command': cmd}
+
+
+def keep(run: dict, dest: Path) -> list[str]:
+    "Copy what the pages read into dest/<algo>/seed-<s>/, with machine paths taken out of run.json."
+    d = dest / run['algo'] / f"seed-{run['seed']}"
+    d.mkdir(parents=True, exist_ok=True)
+    for name in KEPT:
+        src = run['dir'] / name
+        if name == 'run.json':
+            info = json.loads(src.read_text())
+            info['config']['output_dir'] = f"{run['algo']}/seed-{run['seed']}"
+            (d / name).write_text(json.dumps(info, indent=1) + '\n')
+        else: shutil.copyfile(src, d / name)
+    return [str((d / n).relative_to(dest)) for n in KEPT]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument('--algos', default=','.join(LABELS), help='comma-separated algorithms')
+    p.add_argument('--seeds', default='0,1,2', help='comma-separated seeds')
+    p.add_argument('--jobs', type=int, default=2, help='runs at a time (each one thread)')
+    p.add_argument('--threads', type=int, default=1, help='threads per run')
+    p.add_argument('--work', default='/tmp/tldr_algorithms', help='where the runs write (weights included)')
+    p.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'tldr_algorithms'), help='what is kept (committed)')
+    a = p.parse_args()
+    algos, seeds = a.algos.split(','), [int(s) for s in a.seeds.split(',')]
+    unknown = sorted(set(algos) - set(LABELS))
+    if unknown: sys.exit(f"unknown algorithm(s) {unknown}: choose from {', '.join(LABELS)}")
+    work, dest = Path(a.work), Path(a.out)
+    work.mkdir(parents=True, exist_ok=True)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    jobs = [(algo, s) for s in seeds for algo in algos]  # seed-major: every algorithm has its first seed early
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        runs = list(pool.map(lambda j: run_one(*j, work, a.threads), jobs))
+
+    if dest.exists(): shutil.rmtree(dest)
+    files, summary = [], {
+        'job': 'comlrl train --env tldr --algo ALGO --seed S (cpu preset: SmolLM2-135M-Instruct, two LoRA agents, 24 steps '
+               'of 2 posts x 4 samples, 48 new tokens, greedy evaluation on 16 held-out posts before and after)',
+        'command': 'python benchmarks/tldr_algorithms.py ' + ' '.join(sys.argv[1:]),
+        'date': started.date().isoformat(), 'machine': f'{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}',
+        'jobs_at_once': a.jobs, 'threads_per_run': a.threads, 'algorithms': {}}
+    for algo in algos:
+        mine = sorted((r for r in runs if r['algo'] == algo), key=lambda r: r['seed'])
+        for r in mine: files += keep(r, dest)
+        sm = seed_summary([dest / algo / f"seed-{r['seed']}" for r in mine])
+        for row in sm['seeds']: row['run'] = str(Path(row['run']).relative_to(dest))
+        summary['algorithms'][algo] = {'label': LABELS[algo], 'args': SETTINGS[algo][0], 'why': SETTINGS[algo][1], **sm,
+                                       'seed_values': [r['seed'] for r in mine], 'minutes': [r['minutes'] for r in mine],
+                                       'peak_mib': [r['peak_mib'] for r in mine]}
+    (dest / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+    md = [f"# {summary['job']}", '', f"{summary['date']}, {summary['machine']}; {a.jobs} runs at a time, {a.threads} thread(s) each", '']
+    for algo, s in summary['algorithms'].items():
+        md += [f"## {s['label']}" + (f" ({' '.join(s['args'])}: {s['why']})" if s['args'] else ''), '', seeds_table(s), '']
+    (dest / 'summary.md').write_text('\n'.join(md))
+    (dest / 'MANIFEST').write_text('\n'.join(['# written by ' + summary['command'], 'summary.json', 'summary.md', *files]) + '\n')
+    print('\n'.join(md))
+
+
+if __name__ == '__main__':
+    main()
