@@ -10,13 +10,16 @@
 
 `--skip_train` scores runs that already exist in --out (made by `--num_seeds`, or by separate
 `comlrl train --seed S --output_dir OUT/seed-S` commands). The table goes to stdout and to OUT/baselines_<teams>.json.
+With `--keep DIR` (e.g. benchmarks/results/coophumaneval_main) what the pages read is copied there: each seed's
+metrics.jsonl, eval_completions.jsonl and run.json, seeds.json, the baselines, and a MANIFEST (nbs/09_results.ipynb).
 """
-import argparse, json, subprocess, sys, time
+import argparse, json, shutil, subprocess, sys, time
 from pathlib import Path
 
 from comlrl.cli import load_run
 from comlrl.evaluation import STRATEGIES, agent_policy, evaluate_baseline
 from comlrl.results import plot_seeds, seed_summary
+from keep_results import keep_run, write_manifest
 
 
 def main():
@@ -26,6 +29,7 @@ def main():
     p.add_argument('--out', default='/tmp/code_seeds')
     p.add_argument('--skip_train', action='store_true', help='score the runs already in --out')
     p.add_argument('--teams', default='untrained,trained', help="which rows: 'untrained' (the baselines), 'trained' (each seed's pair)")
+    p.add_argument('--keep', default=None, help='copy what the pages read (each seed\'s logs, seeds.json, the baselines) into this folder')
     a, extra = p.parse_known_args()
     out = Path(a.out)
     if not a.skip_train:
@@ -60,6 +64,7 @@ def main():
             score('trained', load_run(run), 'concat', seed=s)
 
     (out / f"baselines_{a.teams.replace(',', '_')}.json").write_text(json.dumps(rows, indent=1))
+    if a.keep: keep(out, Path(a.keep), dirs, seeds, f"baselines_{a.teams.replace(',', '_')}.json")
     cols = ['team', 'seed', 'strategy', 'pass@1', 'reward', 'structure', 'syntax', 'tests', 'cooperation']
     fmt = lambda v: f'{v:.3f}' if isinstance(v, float) else '' if v is None else str(v)
     print('\n| ' + ' | '.join(cols) + ' |\n|' + '---|' * len(cols))
@@ -67,6 +72,17 @@ def main():
     if seeds is None: return
     print(f"\ntraining: eval/reward rise per seed {[round(x['rise'], 3) for x in seeds['seeds']]}, mean {seeds['mean_rise']:.3f}, "
           f"spread {seeds['spread']:.3f}" + (f"; minutes per run {[round(m, 1) for m in seeds['minutes']]}" if 'minutes' in seeds else ''))
+
+
+def keep(out: Path, dest: Path, dirs: list, seeds: dict, baselines: str):
+    "Copy the seeds' logs, seeds.json (run paths made relative) and the baselines into `dest`, with a MANIFEST."
+    if dest.exists(): shutil.rmtree(dest)
+    files = [f for d in dirs for f in keep_run(d, dest, d.name)]
+    if seeds is not None:
+        for row in seeds['seeds']: row['run'] = Path(row['run']).name
+        (dest / 'seeds.json').write_text(json.dumps(seeds, indent=1) + '\n'); files.append('seeds.json')
+    shutil.copyfile(out / baselines, dest / 'baselines.json'); files.append('baselines.json')
+    write_manifest(dest, files, 'python benchmarks/code_main_job.py ' + ' '.join(sys.argv[1:]))
 
 
 if __name__ == '__main__':

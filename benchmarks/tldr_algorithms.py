@@ -11,24 +11,25 @@ MANIFEST (see `results_dir` in nbs/09_results.ipynb); the agents' weights stay i
     export COMLRL_MODEL_DIR=../shared/models COMLRL_DATA_DIR=../shared/data
     python benchmarks/tldr_algorithms.py                                  # 15 runs, 2 at a time (2 cores: about 2 h)
     python benchmarks/tldr_algorithms.py --algos magrpo --seeds 0 --out /tmp/one   # a single run
+    python benchmarks/tldr_algorithms.py --seeds 0 --out /tmp/smoke --max_steps 1 --max_eval_samples 2   # other options go to comlrl train
 """
 import argparse, concurrent.futures, datetime, json, os, platform, shutil, subprocess, sys, time
 from pathlib import Path
 
 from comlrl.results import seed_summary, seeds_table
+from keep_results import keep_run, write_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = {'mareinforce': 'MAREINFORCE', 'magrpo': 'MAGRPO', 'marloo': 'MARLOO', 'maremax': 'MAREMAX', 'ippo': 'IPPO'}
 SETTINGS = {  # algorithm -> (extra `comlrl train` arguments, why); empty: the cpu preset's defaults as they are
     a: ([], '') for a in LABELS}
-KEPT = ('metrics.jsonl', 'eval_completions.jsonl', 'run.json')  # what the pages read; the weights are not committed
 
 
-def run_one(algo: str, seed: int, work: Path, threads: int) -> dict:
+def run_one(algo: str, seed: int, work: Path, threads: int, extra: list) -> dict:
     "Train one (algorithm, seed) in its own process; its wall time and peak resident memory (from the kernel's rusage of that child)."
     out, log = work / algo / f'seed-{seed}', work / f'{algo}-seed-{seed}.log'
     cmd = ['comlrl', 'train', '--env', 'tldr', '--algo', algo, '--seed', str(seed), '--output_dir', str(out),
-           '--overwrite_output_dir', *SETTINGS[algo][0]]
+           '--overwrite_output_dir', *SETTINGS[algo][0], *extra]
     env = {**os.environ, 'OMP_NUM_THREADS': str(threads), 'MKL_NUM_THREADS': str(threads)}
     t0 = time.perf_counter()
     with open(log, 'w') as f:
@@ -41,20 +42,6 @@ def run_one(algo: str, seed: int, work: Path, threads: int) -> dict:
     return {'algo': algo, 'seed': seed, 'dir': out, 'minutes': secs / 60, 'peak_mib': usage.ru_maxrss / 1024, 'command': cmd}
 
 
-def keep(run: dict, dest: Path) -> list[str]:
-    "Copy what the pages read into dest/<algo>/seed-<s>/, with machine paths taken out of run.json."
-    d = dest / run['algo'] / f"seed-{run['seed']}"
-    d.mkdir(parents=True, exist_ok=True)
-    for name in KEPT:
-        src = run['dir'] / name
-        if name == 'run.json':
-            info = json.loads(src.read_text())
-            info['config']['output_dir'] = f"{run['algo']}/seed-{run['seed']}"
-            (d / name).write_text(json.dumps(info, indent=1) + '\n')
-        else: shutil.copyfile(src, d / name)
-    return [str((d / n).relative_to(dest)) for n in KEPT]
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--algos', default=','.join(LABELS), help='comma-separated algorithms')
@@ -63,7 +50,7 @@ def main():
     p.add_argument('--threads', type=int, default=1, help='threads per run')
     p.add_argument('--work', default='/tmp/tldr_algorithms', help='where the runs write (weights included)')
     p.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'tldr_algorithms'), help='what is kept (committed)')
-    a = p.parse_args()
+    a, extra = p.parse_known_args()  # the rest goes to every `comlrl train` (e.g. --max_steps 1 for a smoke run)
     algos, seeds = a.algos.split(','), [int(s) for s in a.seeds.split(',')]
     unknown = sorted(set(algos) - set(LABELS))
     if unknown: sys.exit(f"unknown algorithm(s) {unknown}: choose from {', '.join(LABELS)}")
@@ -72,7 +59,7 @@ def main():
     started = datetime.datetime.now(datetime.timezone.utc)
     jobs = [(algo, s) for s in seeds for algo in algos]  # seed-major: every algorithm has its first seed early
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        runs = list(pool.map(lambda j: run_one(*j, work, a.threads), jobs))
+        runs = list(pool.map(lambda j: run_one(*j, work, a.threads, extra), jobs))
 
     if dest.exists(): shutil.rmtree(dest)
     files, summary = [], {
@@ -83,7 +70,7 @@ def main():
         'jobs_at_once': a.jobs, 'threads_per_run': a.threads, 'algorithms': {}}
     for algo in algos:
         mine = sorted((r for r in runs if r['algo'] == algo), key=lambda r: r['seed'])
-        for r in mine: files += keep(r, dest)
+        for r in mine: files += keep_run(r['dir'], dest, f"{algo}/seed-{r['seed']}")
         sm = seed_summary([dest / algo / f"seed-{r['seed']}" for r in mine])
         for row in sm['seeds']: row['run'] = str(Path(row['run']).relative_to(dest))
         summary['algorithms'][algo] = {'label': LABELS[algo], 'args': SETTINGS[algo][0], 'why': SETTINGS[algo][1], **sm,
@@ -94,7 +81,7 @@ def main():
     for algo, s in summary['algorithms'].items():
         md += [f"## {s['label']}" + (f" ({' '.join(s['args'])}: {s['why']})" if s['args'] else ''), '', seeds_table(s), '']
     (dest / 'summary.md').write_text('\n'.join(md))
-    (dest / 'MANIFEST').write_text('\n'.join(['# written by ' + summary['command'], 'summary.json', 'summary.md', *files]) + '\n')
+    write_manifest(dest, ['summary.json', 'summary.md', *files], summary['command'])
     print('\n'.join(md))
 
 
