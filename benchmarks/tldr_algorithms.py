@@ -12,6 +12,9 @@ MANIFEST (see `results_dir` in nbs/09_results.ipynb); the agents' weights stay i
     python benchmarks/tldr_algorithms.py                                  # 15 runs, 2 at a time (2 cores: about 2 h)
     python benchmarks/tldr_algorithms.py --algos magrpo --seeds 0 --out /tmp/one   # a single run
     python benchmarks/tldr_algorithms.py --seeds 0 --out /tmp/smoke --max_steps 1 --max_eval_samples 2   # other options go to comlrl train
+
+`--reuse` keeps the runs the work folder already holds: parts run as separate invocations (e.g. `--algos ippo,maremax`
+beside `--algos mareinforce,magrpo,marloo`, one per core) are gathered by a last `--reuse` invocation over everything.
 """
 import argparse, concurrent.futures, datetime, json, os, platform, shutil, subprocess, sys, time
 from pathlib import Path
@@ -25,11 +28,17 @@ SETTINGS = {  # algorithm -> (extra `comlrl train` arguments, why); empty: the c
     a: ([], '') for a in LABELS}
 
 
-def run_one(algo: str, seed: int, work: Path, threads: int, extra: list) -> dict:
-    "Train one (algorithm, seed) in its own process; its wall time and peak resident memory (from the kernel's rusage of that child)."
+def run_one(algo: str, seed: int, work: Path, threads: int, extra: list, reuse: bool = False) -> dict:
+    """Train one (algorithm, seed) in its own process; its wall time and peak resident memory (from the kernel's rusage of
+    that child) go to bench.json in the run's folder. With `reuse`, a run whose bench.json exists is not trained again."""
     out, log = work / algo / f'seed-{seed}', work / f'{algo}-seed-{seed}.log'
     cmd = ['comlrl', 'train', '--env', 'tldr', '--algo', algo, '--seed', str(seed), '--output_dir', str(out),
            '--overwrite_output_dir', *SETTINGS[algo][0], *extra]
+    if reuse and (out / 'bench.json').is_file():
+        done = json.loads((out / 'bench.json').read_text())
+        if done['command'] != cmd: raise RuntimeError(f"{out} was trained with {' '.join(done['command'])}, not {' '.join(cmd)}: remove it, or drop --reuse")
+        print(f"{algo} seed {seed}: reused ({done['minutes']:.1f} min, peak {done['peak_mib']:.0f} MiB)", flush=True)
+        return {**done, 'algo': algo, 'seed': seed, 'dir': out}
     env = {**os.environ, 'OMP_NUM_THREADS': str(threads), 'MKL_NUM_THREADS': str(threads)}
     t0 = time.perf_counter()
     with open(log, 'w') as f:
@@ -39,7 +48,10 @@ def run_one(algo: str, seed: int, work: Path, threads: int, extra: list) -> dict
     secs = time.perf_counter() - t0
     if p.returncode != 0: raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}); its output is in {log}")
     print(f"{algo} seed {seed}: {secs / 60:.1f} min, peak {usage.ru_maxrss / 1024:.0f} MiB", flush=True)
-    return {'algo': algo, 'seed': seed, 'dir': out, 'minutes': secs / 60, 'peak_mib': usage.ru_maxrss / 1024, 'command': cmd}
+    done = {'minutes': secs / 60, 'peak_mib': usage.ru_maxrss / 1024, 'command': cmd, 'threads': threads,
+            'finished': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}
+    (out / 'bench.json').write_text(json.dumps(done, indent=1))
+    return {**done, 'algo': algo, 'seed': seed, 'dir': out}
 
 
 def main():
@@ -50,6 +62,8 @@ def main():
     p.add_argument('--threads', type=int, default=1, help='threads per run')
     p.add_argument('--work', default='/tmp/tldr_algorithms', help='where the runs write (weights included)')
     p.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'tldr_algorithms'), help='what is kept (committed)')
+    p.add_argument('--reuse', action='store_true', help="don't train again the runs --work already holds (bench.json): resume a stopped "
+                   "benchmark, or run parts of it in separate invocations and gather them in a last one")
     a, extra = p.parse_known_args()  # the rest goes to every `comlrl train` (e.g. --max_steps 1 for a smoke run)
     algos, seeds = a.algos.split(','), [int(s) for s in a.seeds.split(',')]
     unknown = sorted(set(algos) - set(LABELS))
@@ -59,7 +73,7 @@ def main():
     started = datetime.datetime.now(datetime.timezone.utc)
     jobs = [(algo, s) for s in seeds for algo in algos]  # seed-major: every algorithm has its first seed early
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        runs = list(pool.map(lambda j: run_one(*j, work, a.threads, extra), jobs))
+        runs = list(pool.map(lambda j: run_one(*j, work, a.threads, extra, a.reuse), jobs))
 
     if dest.exists(): shutil.rmtree(dest)
     files, summary = [], {
