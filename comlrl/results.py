@@ -9,7 +9,7 @@ __all__ = ['RESULTS_URL', 'read_metrics', 'read_eval_completions', 'before_after
 # %% ../nbs/09_results.ipynb #1371da44
 import html, json, os, shutil, urllib.error, urllib.request, warnings
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Callable, Optional, Sequence, Union
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
@@ -126,6 +126,7 @@ def before_after_html(pairs: Sequence[dict], # from `before_after`
                       components: Optional[Sequence[str]] = None, # reward components to show (default: all)
                       max_chars: int = 600, # longer answers are cut here
                       prompt_chars: int = 300, # the task shown above each pair is cut here
+                      show: Optional[Callable[[str], str]] = None, # what of each answer to show (e.g. the code an environment extracts); default: all of it
                      ) -> str: # an HTML <table>
     "Each item's task, then the team's answers before and after training side by side, with reward and components. Raises `ValueError` for a wrong number of agent names."
     for p in pairs:
@@ -140,7 +141,7 @@ def before_after_html(pairs: Sequence[dict], # from `before_after`
         out.append(f'<tr style="background:#f6f6f6"><td {_TD}>item {p["item"]}</td><td {_TD} colspan="{n + 1}">{task}</td></tr>')
         for when in ('before', 'after'):
             r = p[when]
-            out.append(f'<tr><td {_TD}>{when}</td>' + ''.join(f'<td {_TD}>{_cell(t, max_chars)}</td>' for t in r['completions'])
+            out.append(f'<tr><td {_TD}>{when}</td>' + ''.join(f'<td {_TD}>{_cell(show(t) if show else t, max_chars)}</td>' for t in r['completions'])
                        + f'<td {_TD}>{_scores(r, comps)}</td></tr>')
     out.append('</table>')
     return '\n'.join(out)

@@ -74,3 +74,49 @@ def test_device_check_fails_on_a_hard_coded_device(tmp_path):
         f.write_text(f"import torch\n{line}\n")
         r = _check('check_devices.py', f)
         assert r.returncode == 1 and 'hard-coded device' in r.stdout, (line, r.stdout)
+
+
+def _with_output(tmp_path: Path, *outputs) -> Path:
+    "A copy of a clean notebook with one extra code cell holding `outputs` (nbformat output dicts)."
+    nb = json.loads(NB.read_text())
+    nb['cells'].insert(5, {'cell_type': 'code', 'id': 'planted1', 'metadata': {}, 'execution_count': None,
+                           'outputs': list(outputs), 'source': ['print(x)']})
+    p = tmp_path / NB.name
+    p.write_text(json.dumps(nb, indent=1))
+    return p
+
+
+def _stream(text, name='stdout'): return {'output_type': 'stream', 'name': name, 'text': text}
+
+
+def test_output_check_passes_on_the_notebooks():
+    r = _check('check_outputs.py')
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('output,why', [
+    (_stream(''.join(f'step {i}\n' for i in range(41))), '41 lines of output'),
+    ({'output_type': 'execute_result', 'execution_count': 1, 'metadata': {},
+      'data': {'text/plain': ''.join(f"{{'step': {i}}},\n" for i in range(45))}}, '45 lines of output'),
+    ({'output_type': 'error', 'ename': 'ValueError', 'evalue': 'bad', 'traceback': ['ValueError: bad']}, 'an error output'),
+    (_stream('Traceback (most recent call last):\n  File "x.py", line 1\nKeyError: 1\n', 'stderr'), 'a traceback'),
+    (_stream('MAGRPO:  42%|████▏     | 10/24 [00:27<00:38,  2.71s/it]\n', 'stderr'), 'a progress bar'),
+    (_stream('Loading weights: 100%|##########| 272/272 [00:00<00:00, 38088.03it/s]\n', 'stderr'), 'a progress bar'),
+    (_stream('x.py:3: FutureWarning: `past_key_values` is deprecated\n', 'stderr'), 'a warning'),
+    (_stream('saved to /home/alice/comlrl/outputs/run\n'), 'a machine path'),
+    (_stream("PermissionError: '/work/main/nbs/.sandbox-canary-1856'\n"), 'a machine path'),
+    (_stream('-> /tmp/tmp31i4uxfv/run\n'), 'a machine path'),
+    (_stream('/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/peft/peft_model.py\n'), 'a machine path'),
+])
+def test_output_check_fails_on_a_planted_output(tmp_path, output, why):
+    r = _check('check_outputs.py', _with_output(tmp_path, output))
+    assert r.returncode == 1 and why in r.stdout, r.stdout + r.stderr
+
+
+def test_output_check_allows_compact_outputs(tmp_path):
+    ok = [_stream(''.join(f'row {i}\n' for i in range(38))),  # 38 + the two lines below: 40, the limit
+          _stream("ValueError: checkpoint <work>/wrong_batch/checkpoint-2 was trained with 4 items\n"),  # an error message, shown
+          _stream('mount -a -i -T /tmp/.sbx-fstab\n'),  # a path the library itself chose, not the machine's
+          {'output_type': 'display_data', 'metadata': {}, 'data': {'image/png': 'iVBORw0KGgo=', 'text/plain': '<Figure>'}}]
+    r = _check('check_outputs.py', _with_output(tmp_path, *ok))
+    assert r.returncode == 0, r.stdout + r.stderr
