@@ -109,9 +109,10 @@ def _prompt_text(prompt) -> str:
     if isinstance(prompt, str): return prompt
     return '\n'.join(f"{m.get('role', '?')}: {m.get('content', '')}" for m in prompt)
 
-def _cell(text: str, max_chars: int) -> str:
+def _cell(text: str, max_chars: int, max_lines: Optional[int] = None) -> str:
     if not text: return '<i>(empty)</i>'
     short = text if len(text) <= max_chars else text[:max_chars] + '…'
+    if max_lines is not None and short.count('\n') >= max_lines: short = '\n'.join(short.splitlines()[:max_lines]) + '\n…'
     return f'<pre style="white-space:pre-wrap;margin:0;font-size:12px">{html.escape(short)}</pre>'
 
 _TH = 'style="text-align:left;vertical-align:top;padding:4px"'
@@ -127,6 +128,8 @@ def before_after_html(pairs: Sequence[dict], # from `before_after`
                       max_chars: int = 600, # longer answers are cut here
                       prompt_chars: int = 300, # the task shown above each pair is cut here
                       show: Optional[Callable[[str], str]] = None, # what of each answer to show (e.g. the code an environment extracts); default: all of it
+                      task: Optional[Callable[[list], str]] = None, # what of an item's prompts to show as its task; default: the first agent's prompt
+                      max_lines: Optional[int] = None, # longer answers and tasks are cut to this many lines
                      ) -> str: # an HTML <table>
     "Each item's task, then the team's answers before and after training side by side, with reward and components. Raises `ValueError` for a wrong number of agent names."
     for p in pairs:
@@ -137,11 +140,11 @@ def before_after_html(pairs: Sequence[dict], # from `before_after`
     out = ['<table style="border-collapse:collapse;width:100%">',
            f'<tr><th {_TH}></th>' + ''.join(f'<th {_TH}>{html.escape(a)}</th>' for a in agent_names) + f'<th {_TH}>reward</th></tr>']
     for p in pairs:
-        task = _cell(_prompt_text(p['prompts'][0]), prompt_chars)
-        out.append(f'<tr style="background:#f6f6f6"><td {_TD}>item {p["item"]}</td><td {_TD} colspan="{n + 1}">{task}</td></tr>')
+        shown = task(p['prompts']) if task else _prompt_text(p['prompts'][0])
+        out.append(f'<tr style="background:#f6f6f6"><td {_TD}>item {p["item"]}</td><td {_TD} colspan="{n + 1}">{_cell(shown, prompt_chars, max_lines)}</td></tr>')
         for when in ('before', 'after'):
             r = p[when]
-            out.append(f'<tr><td {_TD}>{when}</td>' + ''.join(f'<td {_TD}>{_cell(show(t) if show else t, max_chars)}</td>' for t in r['completions'])
+            out.append(f'<tr><td {_TD}>{when}</td>' + ''.join(f'<td {_TD}>{_cell(show(t) if show else t, max_chars, max_lines)}</td>' for t in r['completions'])
                        + f'<td {_TD}>{_scores(r, comps)}</td></tr>')
     out.append('</table>')
     return '\n'.join(out)

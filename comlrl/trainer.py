@@ -955,7 +955,7 @@ def finish_loggers(self: MATrainer, exit_code: int = 0, # nonzero marks the W&B 
 # %% ../nbs/04_trainer.ipynb #f05067c1
 @patch
 def train(self: MATrainer, resume_from_checkpoint: Union[str, Path, bool, None] = None, # a checkpoint folder, or True for the latest in output_dir
-         ) -> 'LogHistory': # the logged metrics (`log_history`), a list of dicts
+         ) -> LogHistory: # the logged metrics (`log_history`), a list of dicts
     "Train for `num_training_steps()` optimizer steps, logging, evaluating and checkpointing as configured; finish the loggers at the end."
     a = self.args
     if self.train_dataset is None or len(self.train_dataset) == 0: raise ValueError("train() needs a non-empty train_dataset=")
