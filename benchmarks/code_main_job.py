@@ -19,7 +19,7 @@ from pathlib import Path
 from comlrl.cli import load_run
 from comlrl.evaluation import STRATEGIES, agent_policy, evaluate_baseline
 from comlrl.results import plot_seeds, seed_summary
-from keep_results import keep_run, write_manifest
+from keep_results import command_line, keep_run, write_manifest
 
 
 def main():
@@ -82,7 +82,7 @@ def keep(out: Path, dest: Path, dirs: list, seeds: dict, baselines: str):
         for row in seeds['seeds']: row['run'] = Path(row['run']).name
         (dest / 'seeds.json').write_text(json.dumps(seeds, indent=1) + '\n'); files.append('seeds.json')
     shutil.copyfile(out / baselines, dest / 'baselines.json'); files.append('baselines.json')
-    write_manifest(dest, files, 'python benchmarks/code_main_job.py ' + ' '.join(sys.argv[1:]))
+    write_manifest(dest, files, command_line('code_main_job.py', sys.argv[1:]))
 
 
 if __name__ == '__main__':

@@ -22,6 +22,14 @@ def keep_run(run_dir: Path, dest: Path, rel: str) -> list[str]:
     return [f'{rel}/{n}' for n in KEPT]
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def command_line(script: str, argv: list[str]) -> str:
+    "How a script was run, with the repository's own paths relative to it (a committed file names no machine's folders)."
+    return ' '.join(['python', f'benchmarks/{script}', *argv]).replace(str(ROOT) + '/', '')
+
+
 def write_manifest(dest: Path, files: list[str], command: str):
     "dest/MANIFEST: the command that wrote the results, then one file per line."
     (dest / 'MANIFEST').write_text('\n'.join([f'# written by {command}', *files]) + '\n')

@@ -20,7 +20,7 @@ import argparse, concurrent.futures, datetime, json, os, platform, shutil, subpr
 from pathlib import Path
 
 from comlrl.results import seed_summary, seeds_table
-from keep_results import keep_run, write_manifest
+from keep_results import command_line, keep_run, write_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = {'mareinforce': 'MAREINFORCE', 'magrpo': 'MAGRPO', 'marloo': 'MARLOO', 'maremax': 'MAREMAX', 'ippo': 'IPPO'}
@@ -79,7 +79,7 @@ def main():
     files, summary = [], {
         'job': 'comlrl train --env tldr --algo ALGO --seed S (cpu preset: SmolLM2-135M-Instruct, two LoRA agents, 24 steps '
                'of 2 posts x 4 samples, 48 new tokens, greedy evaluation on 16 held-out posts before and after)',
-        'command': 'python benchmarks/tldr_algorithms.py ' + ' '.join(sys.argv[1:]),
+        'command': command_line('tldr_algorithms.py', sys.argv[1:]),
         'date': started.date().isoformat(), 'machine': f'{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}',
         'jobs_at_once': a.jobs, 'threads_per_run': a.threads, 'algorithms': {}}
     for algo in algos:

@@ -120,3 +120,13 @@ def test_output_check_allows_compact_outputs(tmp_path):
           {'output_type': 'display_data', 'metadata': {}, 'data': {'image/png': 'iVBORw0KGgo=', 'text/plain': '<Figure>'}}]
     r = _check('check_outputs.py', _with_output(tmp_path, *ok))
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_output_check_counts_an_html_table_by_its_rows(tmp_path):
+    "Cells side by side take the height of the tallest: two 30-line cells in one row are 30 lines, one above the other 60."
+    code = '\n'.join(f'x = {i}' for i in range(30))
+    row = lambda *cells: '<tr>' + ''.join(f'<td><pre>{c}</pre></td>' for c in cells) + '</tr>'
+    html = lambda rows: {'output_type': 'display_data', 'metadata': {}, 'data': {'text/html': '<table>\n' + '\n'.join(rows) + '\n</table>', 'text/plain': '<HTML>'}}
+    assert _check('check_outputs.py', _with_output(tmp_path, html([row(code, code)]))).returncode == 0
+    r = _check('check_outputs.py', _with_output(tmp_path, html([row(code), row(code)])))
+    assert r.returncode == 1 and '60 lines of output' in r.stdout, r.stdout

@@ -26,6 +26,14 @@ RICH = ('text/markdown', 'text/html', 'text/plain')  # what a page shows of a re
 def _text(x) -> str: return x if isinstance(x, str) else ''.join(x)
 
 
+def height(text: str, html: bool = False) -> int:
+    "Lines the page shows: for an HTML table, each row as tall as its tallest cell (cells stand side by side)."
+    rows = re.findall(r'<tr\b.*?</tr>', text, re.S) if html else []
+    if not rows: return len(text.splitlines())
+    outside = re.sub(r'<table\b.*?</table>', '', text, flags=re.S)
+    return sum(max([c.count('\n') + 1 for c in re.findall(r'<t[dh]\b.*?</t[dh]>', r, re.S)] or [1]) for r in rows) + len(outside.split())
+
+
 def shown(out) -> str:
     "The text of an output that the page shows: a stream, an error, or a result's richest text form ('' for an image)."
     kind = out.get('output_type')
@@ -40,10 +48,12 @@ def offenders(path: Path) -> list:
     bad = []
     for i, cell in enumerate(read_nb(path).cells):
         if cell.cell_type != 'code': continue
-        texts = [shown(o) for o in cell.get('outputs', [])]
+        outs = cell.get('outputs', [])
+        texts = [shown(o) for o in outs]
         where = f'{path.name} cell {i} ({cell.get("id", "?")})'
-        if any(o.get('output_type') == 'error' for o in cell.get('outputs', [])): bad.append(f'{where}: an error output')
-        n = sum(len(t.splitlines()) for t in texts)
+        if any(o.get('output_type') == 'error' for o in outs): bad.append(f'{where}: an error output')
+        is_html = lambda o: 'text/html' in o.get('data', {}) and 'text/markdown' not in o.get('data', {})
+        n = sum(height(t, is_html(o)) for o, t in zip(outs, texts))
         if n > MAX_LINES: bad.append(f'{where}: {n} lines of output (at most {MAX_LINES}: show a table or a figure)')
         text = '\n'.join(texts)
         for why, pat in CHECKS:
