@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LABELS = {'mareinforce': 'MAREINFORCE', 'magrpo': 'MAGRPO', 'marloo': 'MARLOO', 'maremax': 'MAREMAX', 'ippo': 'IPPO'}
 SETTINGS = {  # algorithm -> (extra `comlrl train` arguments, why); empty: the cpu preset's defaults as they are
     a: ([], '') for a in LABELS}
+ALSO = ('eval/rougeL/agent_1', 'eval/rougeL/agent_2')  # the reward scores form; ROUGE-L against the post's own TL;DR tracks content
 
 
 def run_one(algo: str, seed: int, work: Path, threads: int, extra: list, reuse: bool = False) -> dict:
@@ -87,7 +88,10 @@ def main():
         for r in mine: files += keep_run(r['dir'], dest, f"{algo}/seed-{r['seed']}")
         sm = seed_summary([dest / algo / f"seed-{r['seed']}" for r in mine])
         for row in sm['seeds']: row['run'] = str(Path(row['run']).relative_to(dest))
-        summary['algorithms'][algo] = {'label': LABELS[algo], 'args': SETTINGS[algo][0], 'why': SETTINGS[algo][1], **sm,
+        also = {k: seed_summary([dest / row['run'] for row in sm['seeds']], k) for k in ALSO}
+        for v in also.values():
+            for row in v['seeds']: row['run'] = str(Path(row['run']).relative_to(dest))
+        summary['algorithms'][algo] = {'label': LABELS[algo], 'args': SETTINGS[algo][0], 'why': SETTINGS[algo][1], **sm, 'also': also,
                                        'seed_values': [r['seed'] for r in mine], 'minutes': [r['minutes'] for r in mine],
                                        'peak_mib': [r['peak_mib'] for r in mine]}
     (dest / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')

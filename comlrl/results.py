@@ -228,22 +228,26 @@ def seeds_table(summary: dict, # from `seed_summary`, optionally with 'seed_valu
                                f"(largest minus smallest rise); the metric rises in {rises} of {len(rows)} seeds.")
 
 # %% ../nbs/09_results.ipynb #b213850b
-def comparison_table(summary: dict, # {'algorithms': {name: `seed_summary` + 'label', 'minutes', 'peak_mib'}}, e.g. a summary.json
-                     digits: int = 3, # decimals of the metric
+def comparison_table(summary: dict, # {'algorithms': {name: `seed_summary` + 'label', 'minutes', 'peak_mib', optionally 'also'}}, e.g. a summary.json
+                     also: Sequence[str] = (), # other held-out metrics to show, before → after (mean over seeds), from each algorithm's 'also': {key: `seed_summary`}
+                     digits: int = 3, # decimals of the metrics
                     ) -> str: # a Markdown table, one row per algorithm
-    "Held-out metric before and after (mean over seeds, lowest to highest), mean rise, spread, seeds that rose, minutes per run and peak memory, per algorithm."
-    f = f'.{digits}f'
+    """Held-out metric before and after (mean over seeds, lowest to highest), mean rise, spread, seeds that rose, minutes
+    per run and peak memory, per algorithm; then the metrics in `also`. Raises `ValueError` when the algorithms report different metrics."""
+    f, mean = f'.{digits}f', lambda xs: sum(xs) / len(xs)
     key = next(iter(summary['algorithms'].values()))['key']
-    lines = [f'| algorithm | {key} before | after: mean (lowest–highest) | mean rise | spread | rises in | minutes per run | peak GiB |',
-             '|---|---:|---:|---:|---:|---:|---:|---:|']
+    extra = ''.join(f' {k.removeprefix("eval/")} |' for k in also)
+    lines = [f'| algorithm | {key} before | after: mean (lowest–highest) | mean rise | spread | rises in | minutes per run | peak GiB |{extra}',
+             '|---|---:|---:|---:|---:|---:|---:|---:|' + '---:|' * len(also)]
     for name, s in summary['algorithms'].items():
         if s['key'] != key: raise ValueError(f"{name} reports {s['key']}, the others {key}: one table compares one metric")
         rows = s['seeds']
         before, after = [r['before'] for r in rows], [r['after'] for r in rows]
-        b = f'{before[0]:{f}}' if max(before) - min(before) < 10 ** -digits else f'{sum(before) / len(before):{f}} (varies)'
-        lines.append(f"| {s.get('label', name)} | {b} | {sum(after) / len(after):{f}} ({min(after):{f}}–{max(after):{f}}) | "
+        b = f'{before[0]:{f}}' if max(before) - min(before) < 10 ** -digits else f'{mean(before):{f}} (varies)'
+        cells = [f"{mean([r['before'] for r in s['also'][k]['seeds']]):{f}} → {mean([r['after'] for r in s['also'][k]['seeds']]):{f}}" for k in also]
+        lines.append(f"| {s.get('label', name)} | {b} | {mean(after):{f}} ({min(after):{f}}–{max(after):{f}}) | "
                      f"{s['mean_rise']:+{f}} | {s['spread']:{f}} | {sum(r['rise'] > 0 for r in rows)} of {len(rows)} | "
-                     f"{sum(s['minutes']) / len(s['minutes']):.1f} | {max(s['peak_mib']) / 1024:.1f} |")
+                     f"{mean(s['minutes']):.1f} | {max(s['peak_mib']) / 1024:.1f} |" + ''.join(f' {c} |' for c in cells))
     return '\n'.join(lines)
 
 # %% ../nbs/09_results.ipynb #52b37262
