@@ -144,7 +144,7 @@ class MAConfig:
     run_name: Optional[str] = None  # name of the W&B / trackio run (None: the output_dir's folder name)
     logging_steps: int = 1  # log the mean of the metrics every this many steps
     eval_steps: Optional[int] = None  # evaluate every this many steps (None: only when `evaluate()` is called)
-    save_eval_completions: bool = True  # append what the team answers at each evaluation to output_dir/eval_completions.jsonl
+    save_eval_completions: bool = True  # with an evaluation's metrics, `log` writes what the team answered to output_dir/eval_completions.jsonl
     save_steps: Optional[int] = None  # checkpoint every this many steps (None: never)
     save_total_limit: Optional[int] = None  # keep at most this many checkpoints (oldest removed)
     ddp_timeout: int = 1800  # seconds a process waits for the others in a collective before it stops (see 07_distributed)
@@ -457,7 +457,7 @@ class MATrainer:
         self.train_dataset, self.eval_dataset, self.compute_metrics = train_dataset, eval_dataset, compute_metrics
         self.output_dir = Path(self.args.output_dir)
         self.global_step, self.log_history, self._loggers, self._resumed = 0, LogHistory(), None, False
-        self.last_eval_completions = []  # what the team answered at the last `evaluate()` (see `_eval_records`)
+        self.last_eval_completions, self._unlogged_completions = [], None  # what the team answered at the last `evaluate()` (see `_eval_records`)
         self._log_started, self._run_ids = False, {}
         self._prepare_agents()
         self.setup_models()
@@ -889,21 +889,16 @@ def wandb_init_kwargs(self: MATrainer) -> dict:
     return kw
 
 # %% ../nbs/04_trainer.ipynb #f36a0c18
-LOG_FILES = ('metrics.jsonl', 'eval_completions.jsonl')  # what a run appends to as it goes, one JSON record per line with its 'step'
-
-@patch
-def _start_logs(self: MATrainer):
-    "Once per trainer, on the main process: a fresh run starts fresh `LOG_FILES`, a resumed one continues them."
-    if self._log_started or not self.accelerator.is_main_process: return
-    self.output_dir.mkdir(parents=True, exist_ok=True)
-    if not self._resumed:
-        for f in LOG_FILES: (self.output_dir / f).unlink(missing_ok=True)
-    self._log_started = True
+LOG_FILES = ('metrics.jsonl', 'eval_completions.jsonl')  # what `log` appends to, one JSON record per line with its 'step'
 
 @patch
 def _open_loggers(self: MATrainer):
     if not self.accelerator.is_main_process: return  # one process writes the logs
-    self._start_logs()
+    if not self._log_started:  # once per trainer: a fresh run starts fresh log files, a resumed one continues them
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        if not self._resumed:
+            for f in LOG_FILES: (self.output_dir / f).unlink(missing_ok=True)
+        self._log_started = True
     if self._loggers is not None: return
     self._loggers = {}
     if 'tensorboard' in self.args.report_to:
@@ -932,11 +927,15 @@ def log(self: MATrainer, metrics: dict):
     self.log_history.append(rec)
     if self.accelerator.is_main_process:
         with open(self.output_dir / 'metrics.jsonl', 'a') as f: f.write(json.dumps(rec) + '\n')
+        if self._unlogged_completions is not None and self.args.save_eval_completions and any(k.startswith('eval/') for k in metrics):
+            with open(self.output_dir / 'eval_completions.jsonl', 'a') as f:
+                for r in self._unlogged_completions: f.write(json.dumps({'step': self.global_step, **r}) + '\n')
         if tb := self._loggers.get('tensorboard'):
             for k, v in metrics.items(): tb.add_scalar(k, v, self.global_step)
             tb.flush()
         for name in ('wandb', 'trackio'):
             if run := self._loggers.get(name): run.log(metrics, step=self.global_step)
+    if any(k.startswith('eval/') for k in metrics): self._unlogged_completions = None
     for cb in self.callbacks:
         if hasattr(cb, 'on_log'): cb.on_log(self, rec)
 
@@ -1021,7 +1020,7 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
             ) -> dict: # eval/ metrics: reward, its components, return, and `compute_metrics`' keys
     """Greedy rollouts (one response per agent per node) over the eval set, shared among the processes; mean reward,
     components and metrics. What the team answered is kept in `last_eval_completions` (one record per item and turn, see
-    `_eval_records`) and, with `save_eval_completions`, appended to output_dir/eval_completions.jsonl with the step."""
+    `_eval_records`); when these metrics are logged (`log`), it goes to output_dir/eval_completions.jsonl with the step."""
     a, acc = self.args, self.accelerator
     ds = eval_dataset if eval_dataset is not None else self.eval_dataset
     if ds is None: raise ValueError("evaluate() needs an eval_dataset")
@@ -1043,10 +1042,7 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
         records.extend(_eval_records(ro, s))
     stats = gather_metrics(acc, {**stats, '_compute_metrics': extra, '_completions': records})  # every process's, in item order
     extra, self.last_eval_completions = stats.pop('_compute_metrics'), stats.pop('_completions')
-    if a.save_eval_completions and acc.is_main_process:
-        self._start_logs()
-        with open(self.output_dir / 'eval_completions.jsonl', 'a') as f:
-            for r in self.last_eval_completions: f.write(json.dumps({'step': self.global_step, **r}) + '\n')
+    self._unlogged_completions = self.last_eval_completions  # written by `log` with these metrics, so both files hold the same evaluations
     out = {f'eval/{k}': float(np.mean(v)) for k, v in stats.items()}
     for key in {k for _, m in extra for k in m}:
         w = [(c, m[key]) for c, m in extra if key in m]
