@@ -221,8 +221,9 @@ def seeds_table(summary: dict, # from `seed_summary`, optionally with 'seed_valu
     head = ['seed', f"{summary['key']} before", 'after', 'rise'] + [h for _, h in extra]
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---:|' * len(head)]
     for i, (s, r) in enumerate(zip(seeds, rows)):
-        lines.append(f"| {s} | {r['before']:{f}} | {r['after']:{f}} | {r['rise']:+{f}} | "
-                     + ''.join(f"{summary[k][i]:.{1 if k == 'minutes' else 0}f} | " for k, _ in extra))
+        cells = [str(s), f"{r['before']:{f}}", f"{r['after']:{f}}", f"{r['rise']:+{f}}"]
+        cells += [f"{summary[k][i]:.{1 if k == 'minutes' else 0}f}" for k, _ in extra]
+        lines.append('| ' + ' | '.join(cells) + ' |')
     rises = sum(r['rise'] > 0 for r in rows)
     return '\n'.join(lines) + (f"\n\nMean rise **{summary['mean_rise']:+{f}}**, spread {summary['spread']:{f}} "
                                f"(largest minus smallest rise); the metric rises in {rises} of {len(rows)} seeds.")
@@ -275,7 +276,7 @@ def _download(url: str, dest: Path):
 def results_dir(name: str, # a folder of benchmarks/results, e.g. 'tldr_algorithms'
                 base_url: str = RESULTS_URL, # where to download from when there is no checkout
                 cache_dir: Union[str, Path, None] = None, # default: ~/.cache/comlrl/results (XDG_CACHE_HOME respected)
-                refresh: bool = False, # download again even when the cache holds the files
+                refresh: bool = False, # download again, even from a checkout or when the cache holds the files
                ) -> Path: # a local folder holding the results
     """The committed results `benchmarks/results/<name>/`: the repository's folder when comlrl runs from a checkout, else
     the files its MANIFEST lists, downloaded once. Raises `FileNotFoundError` (no such results) or `ConnectionError`
