@@ -65,7 +65,7 @@ class RunArguments:
     resume: bool = field(default=False, metadata={'help': 'continue the run in output_dir from its latest checkpoint'})
     num_seeds: int = field(default=1, metadata={
         'help': 'run the job this many times, with seeds seed, seed+1, ..., each into output_dir/seed-<s>; '
-                'seeds.png and seeds.json in output_dir compare them (see 41_viz)'})
+                'seeds.png and seeds.json in output_dir compare them (see 09_results)'})
     overwrite_output_dir: bool = field(default=False, metadata={
         'help': "replace an earlier run in output_dir: its files (agents, checkpoints, metrics, logs) are removed first"})
 
