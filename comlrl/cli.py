@@ -19,6 +19,7 @@ from .core import ENVIRONMENTS, make_env
 from .trainer import REFERENCE_CONFIG_FIELDS
 from .models import default_lora_config, default_model_path
 from .presets import PRESETS, get_preset
+from .cooperation import CooperationMetrics
 
 # %% ../nbs/40_cli.ipynb #57539381
 ALGORITHMS: dict[str, str] = {
@@ -68,6 +69,9 @@ class RunArguments:
                 'seeds.png and seeds.json in output_dir compare them (see 09_results)'})
     overwrite_output_dir: bool = field(default=False, metadata={
         'help': "replace an earlier run in output_dir: its files (agents, checkpoints, metrics, logs) are removed first"})
+    cooperation_metrics: bool = field(default=False, metadata={
+        'help': "add the coop/ metrics of 31_cooperation to every evaluation (costs two greedy generations per agent: "
+                "each agent alone, and the roles swapped)"})
 
 LAPTOP_DEFAULTS = PRESETS['cpu'].config  # the config fields of the default (cpu) preset, small enough for a laptop (see its env_config)
 LAPTOP_ENV_ARGS = PRESETS['cpu'].env_args  # ...and its environment options: long sources dominate a CPU's compute
@@ -245,6 +249,7 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
         if run.preset == 'cpu' and '--preset' not in argv and _gpu_available():
             log("a GPU is visible: --preset colab-t4 (16 GB, fp16) or --preset a100 (bf16) size the run for it")
         trainer = trainer_cls(env=env, train_dataset=train_ds, eval_dataset=eval_ds, args=cfg, **team)
+        if run.cooperation_metrics: trainer.callbacks.append(CooperationMetrics())
     acc = trainer.accelerator
     if acc.is_main_process:
         if stale:  # --overwrite_output_dir, now that the new run has loaded
@@ -304,6 +309,8 @@ class EvalArguments:
     eval_split: Optional[str] = field(default=None, metadata={'help': "eval split (default: the run's)"})
     max_eval_samples: Optional[int] = field(default=None, metadata={'help': 'score only the first this many items'})
     untrained: bool = field(default=False, metadata={'help': 'score the agents before training instead'})
+    cooperation: bool = field(default=True, metadata={'help': "also the coop/ metrics of 31_cooperation (--no_cooperation: the reward only)"})
+    neutral: str = field(default='empty', metadata={'help': "what replaces an agent's answer in the counterfactual drop: 'empty' or 'untrained'"})
 
 def load_run(run_dir: Union[str, Path], # output_dir of a finished `comlrl train` run
              eval_split: Optional[str] = None, # default: the run's
@@ -334,6 +341,7 @@ def evaluate(argv: Sequence[str], # the arguments after `comlrl eval`
         if rest: raise CLIError(f"unknown option {rest[0]} (see comlrl eval --help)")
         if args.run is None: raise CLIError("give the run folder: comlrl eval --run OUTPUT_DIR")
         trainer = load_run(args.run, args.eval_split, args.max_eval_samples, args.untrained)
+        if args.cooperation: trainer.callbacks.append(CooperationMetrics(neutral=args.neutral))
     m = trainer.evaluate()
     log(json.dumps(m, indent=1))
     return m

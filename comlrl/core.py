@@ -310,6 +310,7 @@ class Environment:
     name: str = ''
     num_agents: int = 2
     transition: Optional[Transition] = None  # (item, history) -> next prompts; None: single-turn only
+    stop_strings: tuple = ()  # a response also ends with the first of these in its text (e.g. a code block's closing fence)
 
     def load_dataset(self, split: str = 'train', # split name, optionally sliced: 'test[:16]'
                      data_files=None, # local json/jsonl/parquet file(s) instead of the hub dataset
@@ -359,6 +360,18 @@ def make_env(name: str, # a key of `ENVIRONMENTS`
     obj = importlib.import_module(module)
     for part in cls.split('.'): obj = getattr(obj, part)
     return obj(**kwargs)
+
+# %% ../nbs/00_core.ipynb #63c0f099
+@patch
+def lazy_agents(self: Environment, completions: Sequence[Sequence[str]], # one list of J responses per agent
+                items: Sequence[dict], # the J task items
+               ) -> list[list[bool]]: # [n][J]: whether agent i's response j changes nothing
+    "Hook: which responses change nothing. Here: those whose removal (an empty response) leaves the reward as it was."
+    n, J = len(completions), len(items)
+    emptied = [[c if k != i else '' for c in completions[k] for i in range(n)] for k in range(n)]  # row j·n + i: agent i emptied
+    r = call_reward_func(self.reward_func, [list(c) + e for c, e in zip(completions, emptied)],
+                         batch_items=list(items) + [it for it in items for _ in range(n)]).total
+    return [[bool(r[J + j * n + i] == r[j]) for j in range(J)] for i in range(n)]
 
 # %% ../nbs/00_core.ipynb #6a649db9
 _FORMATS = {'.json': 'json', '.jsonl': 'json', '.parquet': 'parquet', '.csv': 'csv'}

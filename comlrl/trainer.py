@@ -174,6 +174,7 @@ class MAConfig:
     repetition_penalty: float = 1.0
     cache_implementation: Optional[str] = None  # key-value cache for generation: 'shared', 'static', 'dynamic'; None: the fastest that applies (see 02_generation)
     compile_decoding: Optional[bool] = None  # decode steps under torch.compile with a static cache; None: on CUDA only (see 02_generation)
+    stop_strings: Optional[list[str]] = None  # a response also ends with the first of these in its text; None: the environment's (a code block's closing fence), []: none
     use_chat_template: Optional[bool] = None  # None: when the tokenizer has one
     system_prompt: Optional[str] = None
     joint_mode: str = 'align'  # 'align' or 'cross' (the reference's 'aligned' / 'crossed' are accepted)
@@ -234,6 +235,9 @@ def _validate(self: MAConfig):
     if self.compile_decoding and self.cache_implementation not in (None, 'static'):
         bad('compile_decoding', f"needs the static cache (cache_implementation='static' or None), not {self.cache_implementation!r}")
     if not 0 <= self.gamma <= 1: bad('gamma', f"must be in [0, 1], got {self.gamma}")
+    s = self.stop_strings
+    if s is not None and (isinstance(s, str) or not all(isinstance(x, str) and x for x in s)):
+        bad('stop_strings', f"must be None or a list of non-empty strings, got {s!r}")
     t = self.early_termination_threshold
     if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)):
         bad('early_termination_threshold', f"must be None or a finite number, got {t!r}")
@@ -394,7 +398,7 @@ class MATrainer:
                  device=None, # one device, or one per agent (one process only: data-parallel processes use their own)
                  compute_metrics: Optional[Callable] = None, # (rollout, items) -> dict of extra eval metrics
                  env=None, # an `Environment`: supplies reward_func, formatters, transition, compute_metrics not given
-                 callbacks: Optional[Sequence] = None, # objects with optional `on_log(trainer, record)` / `on_train_end(trainer)` (called while the loggers are still open)
+                 callbacks: Optional[Sequence] = None, # objects with optional `on_log(trainer, record)`, `on_evaluate(trainer, metrics, eval_dataset)` -> extra metrics, `on_train_end(trainer)` (while the loggers are open)
                  wandb_config: Optional[dict] = None, # the reference library's W&B settings (see `check_wandb_config`); turns report_to 'wandb' on
                  external_transition: Optional[Callable] = None, # the reference library's keyword transition (see `from_external_transition`)
                  reward_processor: Optional[Callable] = None, # float -> float applied to every total reward (the reference's option)
@@ -530,7 +534,8 @@ def _generation_kwargs(self: MATrainer, greedy: bool = False) -> dict:
     a = self.args
     kw = dict(max_completion_length=a.max_completion_length, repetition_penalty=a.repetition_penalty,
               use_chat_template=a.use_chat_template, system_prompt=a.system_prompt, max_prompt_length=a.max_prompt_length,
-              cache_implementation=a.cache_implementation, compile_decoding=a.compile_decoding)
+              cache_implementation=a.cache_implementation, compile_decoding=a.compile_decoding,
+              stop_strings=list(a.stop_strings if a.stop_strings is not None else getattr(self.env, 'stop_strings', ())))
     if greedy: return {**kw, 'do_sample': False}
     return {**kw, 'temperature': a.temperature, 'top_p': a.top_p, 'top_k': a.top_k, 'min_p': a.min_p}
 
@@ -1020,7 +1025,8 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
             ) -> dict: # eval/ metrics: reward, its components, return, and `compute_metrics`' keys
     """Greedy rollouts (one response per agent per node) over the eval set, shared among the processes; mean reward,
     components and metrics. What the team answered is kept in `last_eval_completions` (one record per item and turn, see
-    `_eval_records`); when these metrics are logged (`log`), it goes to output_dir/eval_completions.jsonl with the step."""
+    `_eval_records`); when these metrics are logged (`log`), it goes to output_dir/eval_completions.jsonl with the step.
+    Callbacks with `on_evaluate(trainer, metrics, eval_dataset)` then add the metrics they return."""
     a, acc = self.args, self.accelerator
     ds = eval_dataset if eval_dataset is not None else self.eval_dataset
     if ds is None: raise ValueError("evaluate() needs an eval_dataset")
@@ -1047,6 +1053,8 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
     for key in {k for _, m in extra for k in m}:
         w = [(c, m[key]) for c, m in extra if key in m]
         out[f'eval/{key}'] = float(sum(c * v for c, v in w) / sum(c for c, _ in w))
+    for cb in self.callbacks:  # e.g. the cooperation metrics of `31_cooperation`, computed from what the team answered
+        if hasattr(cb, 'on_evaluate'): out.update(cb.on_evaluate(self, out, ds) or {})
     return out
 
 # %% ../nbs/04_trainer.ipynb #74d8ab6d

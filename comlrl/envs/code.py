@@ -221,6 +221,7 @@ class CodeEnv(Environment):
     `feedback_class` and `tested`, and implement `load_dataset`, `formatters`, `evaluate_joint` and `answer_what`."""
     feedback_class: type = Feedback  # what `evaluate_joint` returns for each joint action
     tested: str = 'the code was run'  # completes "What happened when ...:" in the revision prompt
+    stop_strings = ('\n```\n',)  # answers are one ```python block: what follows its closing fence is not part of the answer
 
     def __init__(self, num_agents: int = 2, # the team's size
                  timeout: float = 10.0, # wall-clock seconds per program in the sandbox

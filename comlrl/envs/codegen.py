@@ -446,3 +446,14 @@ def partner_prompt(self: CodeGenEnv, item: dict, # the task item
         parts.append("Improve your helper so that it gives the main function what it needs." if agent == 0 else
                      "Improve your function, making good use of `aux`.")
     return '\n\n'.join(parts)
+
+# %% ../../nbs/22_codegen.ipynb #957bd493
+@patch
+def lazy_agents(self: CodeGenEnv, completions: Sequence[Sequence[str]], # [helpers, mains] (or [mains] for one agent)
+                items: Sequence[dict], # the J task items
+               ) -> list[list[bool]]: # [n][J]
+    "The helper is lazy when the main function does not use `aux`'s value; the main agent when it is a thin wrapper of `aux`."
+    if self.num_agents == 1: return [[False] * len(items)]
+    usage = [None if (fn := parse_code(m).function(it['entry_point'])) is None else aux_usage(fn)
+             for m, it in zip(completions[1], items)]
+    return [[u is None or not u.used for u in usage], [u is not None and u.thin_wrapper for u in usage]]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
+from fastcore.basics import patch
 
 from ..core import Environment, data_dir, load_task_dataset
 
@@ -132,6 +133,8 @@ class WritingEnv(Environment):
     hub_name: str = ''
     reward_spec: WritingReward = TLDR_REWARD
     instructions: tuple[str, str] = ('', '')
+    repeat_threshold: float = 0.8  # content-word Jaccard at which the second text repeats the first (`lazy_agents`)
+    solo_instruction: str = ''  # one writer asked for both texts, separated by a line holding only ---
     train_split, eval_split = 'train', 'test[:16]'
 
     def __init__(self, dataset_name: Optional[str] = None, # hub dataset (default: the environment's)
@@ -218,6 +221,10 @@ class TLDREnv(WritingEnv):
         "Write a detailed summary of the Reddit post below in a few sentences. Another writer gives a one-sentence "
         "summary, so add the context, reasons and consequences it leaves out. Use varied words and transition words "
         "(however, because, for example, meanwhile).")
+    solo_instruction = (
+        "Write two summaries of the Reddit post below. First a concise one: one or two short sentences with only the key "
+        "facts. Then a line holding only ---. Then a detailed one: a few sentences with the context, reasons and "
+        "consequences the concise one leaves out, in varied words with transition words (however, because, for example).")
 
     def _from_rows(self, ds, source='the dataset'):
         cols = ds.column_names
@@ -249,6 +256,9 @@ class ArxivEnv(WritingEnv):
         "(about 150 words). Another writer covers the method and its implications, so do not describe them.",
         "Write the second paragraph of a paper's introduction from the abstract below: the method and its implications "
         "(about 180 words). Another writer covers the background and motivation, so do not repeat them.")
+    solo_instruction = (
+        "Write the first two paragraphs of a paper's introduction from the abstract below. First the background and the "
+        "motivation (about 150 words). Then a line holding only ---. Then the method and its implications (about 180 words).")
 
     def _from_rows(self, ds, source='the dataset'):
         cols = ds.column_names
@@ -263,3 +273,25 @@ class ArxivEnv(WritingEnv):
         f = root / 'scitldr' / 'SciTLDR-A' / f'{name}.jsonl'
         if not f.is_file(): return None
         return select_split(self._from_rows(load_task_dataset(data_files=f, split='train'), str(f)), split)
+
+# %% ../../nbs/20_writing.ipynb #4c7a5bba
+_SEPARATOR = re.compile(r'^\s*-{3,}\s*$', re.M)
+
+@patch
+def single_prompt(self: WritingEnv, item: dict) -> str:
+    "One writer's prompt for both texts (`solo_instruction`), on the same (clipped) source."
+    return f"{self.solo_instruction}\n\n{self._clip(self._source(item))}"
+
+@patch
+def solo_joint_action(self: WritingEnv, text: str) -> tuple[str, str]:
+    "The solo answer as the team's two texts: split at the first `---` line, else at the first blank line, else (text, '')."
+    parts = _SEPARATOR.split(text, maxsplit=1)
+    if len(parts) == 1: parts = re.split(r'\n\s*\n', text.strip(), maxsplit=1)
+    return (parts[0].strip(), parts[1].strip() if len(parts) > 1 else '')
+
+@patch
+def lazy_agents(self: WritingEnv, completions: Sequence[Sequence[str]], items: Sequence[dict]) -> list[list[bool]]:
+    "[2][J]: a text is lazy when empty; the second also when it repeats the first (content Jaccard >= `repeat_threshold`)."
+    c1, c2 = completions
+    return [[not words(a) for a in c1],
+            [not words(b) or content_jaccard(a, b) >= self.repeat_threshold for a, b in zip(c1, c2)]]
