@@ -11,6 +11,7 @@ MANIFEST (see `results_dir` in nbs/09_results.ipynb); the agents' weights stay i
     export COMLRL_MODEL_DIR=../shared/models COMLRL_DATA_DIR=../shared/data
     python benchmarks/tldr_algorithms.py                                  # 15 runs, 2 at a time (2 cores: about 2 h)
     python benchmarks/tldr_algorithms.py --algos magrpo --seeds 0 --out /tmp/one   # a single run
+    python benchmarks/tldr_algorithms.py --algos macf --work /tmp/tldr_macf --out benchmarks/results/tldr_macf   # 16_counterfactual's runs
     python benchmarks/tldr_algorithms.py --seeds 0 --out /tmp/smoke --max_steps 1 --max_eval_samples 2   # other options go to comlrl train
 
 `--reuse` keeps the runs the work folder already holds: parts run as separate invocations (e.g. `--algos ippo,maremax`
@@ -23,7 +24,8 @@ from comlrl.results import seed_summary, seeds_table
 from keep_results import command_line, keep_run, write_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
-LABELS = {'mareinforce': 'MAREINFORCE', 'magrpo': 'MAGRPO', 'marloo': 'MARLOO', 'maremax': 'MAREMAX', 'ippo': 'IPPO'}
+LABELS = {'mareinforce': 'MAREINFORCE', 'magrpo': 'MAGRPO', 'marloo': 'MARLOO', 'maremax': 'MAREMAX', 'ippo': 'IPPO', 'macf': 'MACF'}
+FIVE = ('mareinforce', 'magrpo', 'marloo', 'maremax', 'ippo')  # the comparison of 30_evaluation; MACF (16_counterfactual) runs apart
 SETTINGS = {  # algorithm -> (extra `comlrl train` arguments, why); empty: the cpu preset's defaults as they are
     a: ([], '') for a in LABELS}
 ALSO = ('eval/rougeL/agent_1', 'eval/rougeL/agent_2')  # the reward scores form; ROUGE-L against the post's own TL;DR tracks content
@@ -57,7 +59,7 @@ def run_one(algo: str, seed: int, work: Path, threads: int, extra: list, reuse: 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('--algos', default=','.join(LABELS), help='comma-separated algorithms')
+    p.add_argument('--algos', default=','.join(FIVE), help=f"comma-separated algorithms among {', '.join(LABELS)} (default: the five compared)")
     p.add_argument('--seeds', default='0,1,2', help='comma-separated seeds')
     p.add_argument('--jobs', type=int, default=2, help='runs at a time (each one thread)')
     p.add_argument('--threads', type=int, default=1, help='threads per run')

@@ -25,7 +25,7 @@ from .cooperation import CooperationMetrics
 ALGORITHMS: dict[str, str] = {
     'mareinforce': 'comlrl.trainers.mareinforce:MAREINFORCE', 'magrpo': 'comlrl.trainers.magrpo:MAGRPO',
     'marloo': 'comlrl.trainers.marloo:MARLOO', 'maremax': 'comlrl.trainers.maremax:MAREMAX',
-    'ippo': 'comlrl.trainers.ippo:IPPO',
+    'ippo': 'comlrl.trainers.ippo:IPPO', 'macf': 'comlrl.trainers.counterfactual:MACF',
 }
 
 class CLIError(ValueError):

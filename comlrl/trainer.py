@@ -621,6 +621,14 @@ def load_state_dict(self: MATrainer, state: dict):
     "Restore what `state_dict` returned. Nothing here."
 
 @patch
+def credited_returns(self: MATrainer, ro: Rollout, # one rollout
+                     agent: int, # i
+                     level: int, # which turn (tree level)
+                    ) -> torch.Tensor: # [G, K] the return credited to each of agent i's K samples at each of the level's G nodes
+    "Hook: credit assignment, the return each sample is credited with before `advantages`: here the mean over the joint actions it took part in (`03_rollout`)."
+    return ro.sample_returns(agent, level)
+
+@patch
 def _rollout(self: MATrainer, items: list, seeds: Optional[list] = None) -> Rollout:
     a = self.args
     return rollout(self.agents, items, self.reward_func, self.formatters, num_generations=a.num_generations,
@@ -637,7 +645,7 @@ def observe_returns(self: MATrainer, moments: torch.Tensor, # [n, T, 3] float64:
 def _advantages(self: MATrainer, ro: Rollout) -> list[list[torch.Tensor]]:
     "[agent][level] -> [G·K] advantages: `advantages` on each level's credited returns, then `scale_rewards` ('batch': over all processes)."
     n, T, sr = len(self.agents), self.args.num_turns, self.args.scale_rewards
-    R = [[ro.sample_returns(i, l) for l in range(len(ro.levels))] for i in range(n)]
+    R = [[self.credited_returns(ro, i, l) for l in range(len(ro.levels))] for i in range(n)]
     moments = torch.zeros(n, T, 3, dtype=torch.float64)  # every turn, so that processes whose episodes ended early sum alike
     for i in range(n):
         for l, r in enumerate(R[i]): r = r.double(); moments[i, l] = torch.stack([torch.tensor(float(r.numel()), dtype=torch.float64), r.sum(), (r * r).sum()])
