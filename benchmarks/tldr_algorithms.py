@@ -51,7 +51,8 @@ def run_one(algo: str, seed: int, work: Path, threads: int, extra: list, reuse: 
     secs = time.perf_counter() - t0
     if p.returncode != 0: raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}); its output is in {log}")
     print(f"{algo} seed {seed}: {secs / 60:.1f} min, peak {usage.ru_maxrss / 1024:.0f} MiB", flush=True)
-    done = {'minutes': secs / 60, 'peak_mib': usage.ru_maxrss / 1024, 'command': cmd, 'threads': threads,
+    done = {'minutes': secs / 60, 'cpu_minutes': (usage.ru_utime + usage.ru_stime) / 60, 'peak_mib': usage.ru_maxrss / 1024,
+            'command': cmd, 'threads': threads,
             'finished': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}
     (out / 'bench.json').write_text(json.dumps(done, indent=1))
     return {**done, 'algo': algo, 'seed': seed, 'dir': out}
@@ -95,6 +96,7 @@ def main():
             for row in v['seeds']: row['run'] = str(Path(row['run']).relative_to(dest))
         summary['algorithms'][algo] = {'label': LABELS[algo], 'args': SETTINGS[algo][0], 'why': SETTINGS[algo][1], **sm, 'also': also,
                                        'seed_values': [r['seed'] for r in mine], 'minutes': [r['minutes'] for r in mine],
+                                       'cpu_minutes': [r.get('cpu_minutes') for r in mine],
                                        'peak_mib': [r['peak_mib'] for r in mine]}
     (dest / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
     md = [f"# {summary['job']}", '', f"{summary['date']}, {summary['machine']}; {a.jobs} runs at a time, {a.threads} thread(s) each", '']

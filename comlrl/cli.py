@@ -215,6 +215,12 @@ def _input_errors():
     except (FileNotFoundError, KeyError, OSError, ValueError) as e:
         raise CLIError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from e
 
+def _cpu_seconds() -> float:
+    "CPU time of this process and of its finished children (the sandbox's programs): a run's cost whatever else shares the machine."
+    import resource
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
 def _gpu_available() -> bool:
     import torch
     return torch.cuda.is_available()
@@ -230,10 +236,10 @@ class _SaveAndScore:
 
 def train(argv: Sequence[str], # the arguments after `comlrl train`
           log=print, # where progress lines go
-         ) -> dict: # {'before': eval metrics, 'after': eval metrics, 'seconds': wall time, 'output_dir': path}
+         ) -> dict: # {'before', 'after': eval metrics, 'seconds': wall time, 'cpu_seconds': CPU time (sandboxes included), 'output_dir'}
     """`comlrl train`: evaluate, train, save, evaluate again and plot. Raises `CLIError` on bad input (before any loading).
     Under `accelerate launch` / `torchrun` every process runs it; the main process prints and writes the files."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_seconds()
     if int(os.environ.get('RANK', '0')) != 0: log = lambda *a, **k: None  # one process speaks
     with _input_errors():  # everything that bad input can break happens here, before training starts
         run, cfg, env = parse_train_args(argv)
@@ -276,7 +282,7 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
     key = 'eval/reward' if 'eval/reward' in after else 'eval/return'  # multi-turn runs report per turn, and the return
     log(f"{key} {before[key]:.3f} -> {after[key]:.3f} in {secs / 60:.1f} min; agents, metrics.jsonl and "
         f"training_curves.png in {out}" if before else f"{key} {after[key]:.3f}")
-    return {'before': before, 'after': after, 'seconds': secs, 'output_dir': str(out)}
+    return {'before': before, 'after': after, 'seconds': secs, 'cpu_seconds': _cpu_seconds() - c0, 'output_dir': str(out)}
 
 # %% ../nbs/40_cli.ipynb #4e1a0b04
 def _train_seeds(argv: Sequence[str], run: RunArguments, cfg, log) -> dict:
@@ -289,7 +295,8 @@ def _train_seeds(argv: Sequence[str], run: RunArguments, cfg, log) -> dict:
         results.append(train([*argv, '--num_seeds', '1', '--seed', str(s), '--output_dir', str(out / f'seed-{s}')], log=log))
     runs = [r['output_dir'] for r in results]
     key = 'eval/reward' if 'eval/reward' in results[0]['after'] else 'eval/return'
-    summary = {**seed_summary(runs, key), 'seed_values': seeds, 'minutes': [r['seconds'] / 60 for r in results]}
+    summary = {**seed_summary(runs, key), 'seed_values': seeds, 'minutes': [r['seconds'] / 60 for r in results],
+               'cpu_minutes': [r['cpu_seconds'] / 60 for r in results]}
     if int(os.environ.get('RANK', '0')) == 0:
         plot_seeds(runs, key='reward' if key == 'eval/reward' else 'return', eval_key=key, path=out / 'seeds.png',
                    title=f"comlrl train {' '.join(argv)}"[:110])

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['score', 'replace_agent', 'CooperationReport', 'cooperation_report', 'untrained_policies', 'CooperationMetrics']
 
-# %% ../nbs/31_cooperation.ipynb #51e5ac51
+# %% ../nbs/31_cooperation.ipynb #ce1e181e
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -14,7 +14,7 @@ import numpy as np
 from .core import Environment, Rewards, RewardFunction
 from .evaluation import Policy, agent_policy, baseline_joint_actions
 
-# %% ../nbs/31_cooperation.ipynb #d94c07f3
+# %% ../nbs/31_cooperation.ipynb #8e7f4521
 def score(env, # an `Environment` (or anything with `num_agents` and a batched `reward_func`)
           completions: Sequence[Sequence[str]], # n lists of J answers
           items: Sequence[dict], # the J task items
@@ -30,7 +30,7 @@ def replace_agent(completions: Sequence[Sequence[str]], # n lists of J answers
     if len(answers) != len(completions[agent]): raise ValueError(f"{len(answers)} answers for {len(completions[agent])} items")
     return [list(answers) if k == agent else list(c) for k, c in enumerate(completions)]
 
-# %% ../nbs/31_cooperation.ipynb #f98ae95c
+# %% ../nbs/31_cooperation.ipynb #c437af5c
 @dataclass
 class CooperationReport:
     "The four measurements of one team on one set of items (means over the items)."
@@ -53,7 +53,7 @@ class CooperationReport:
         if self.swapped is not None: out['role_swap_drop'] = self.team - self.swapped
         return {prefix + k: float(v) for k, v in out.items()}
 
-# %% ../nbs/31_cooperation.ipynb #27cee46d
+# %% ../nbs/31_cooperation.ipynb #4cc3d484
 def _answers(policies: Sequence[Policy], env, items: list, strategy: str, solo_agent: int = -1) -> list[list[str]]:
     "n lists of J greedy answers under a `30_evaluation` protocol."
     joint = baseline_joint_actions(policies, env, items, strategy, num_samples=1, solo_agent=solo_agent)
@@ -67,6 +67,7 @@ def cooperation_report(env, # the environment the team was trained on
                        solo: bool = True, # measure each agent alone (needs `policies` and the env's `single_prompt`)
                        role_swap: bool = True, # measure the rotated roles (needs `policies`)
                        agent_names: Optional[Sequence[str]] = None, # names in the metrics (default agent_0, agent_1, ...)
+                       solo_policies: Optional[Sequence[Policy]] = None, # policies for the solo answers (e.g. a longer budget); None: `policies`
                       ) -> CooperationReport:
     "Team reward, counterfactual drops, lazy rates, solo rewards and the role swap. Raises `ValueError` when neither answers nor policies are given."
     items, n = list(items), env.num_agents
@@ -77,13 +78,14 @@ def cooperation_report(env, # the environment the team was trained on
     lazy = [float(np.mean(row)) for row in env.lazy_agents(team, items)] if hasattr(env, 'lazy_agents') else \
            [float(np.mean(row)) for row in Environment.lazy_agents(env, team, items)]
     report = CooperationReport(float(score(env, team, items).total.mean()), cf, lazy, agent_names=list(agent_names or []))
-    if policies is not None and solo and callable(getattr(env, 'single_prompt', None)):
-        report.solo = [float(score(env, _answers(policies, env, items, 'single', i), items).total.mean()) for i in range(len(policies))]
+    solo_policies = solo_policies if solo_policies is not None else policies
+    if solo_policies is not None and solo and callable(getattr(env, 'single_prompt', None)):
+        report.solo = [float(score(env, _answers(solo_policies, env, items, 'single', i), items).total.mean()) for i in range(len(solo_policies))]
     if policies is not None and role_swap and n > 1:
         report.swapped = float(score(env, _answers([policies[(i + 1) % n] for i in range(n)], env, items, 'concat'), items).total.mean())
     return report
 
-# %% ../nbs/31_cooperation.ipynb #478788db
+# %% ../nbs/31_cooperation.ipynb #e0ea27f6
 class _TrainerTask(Environment):
     "A trainer's reward function and formatters, seen as an environment (for trainers built without `env=`)."
     def __init__(self, trainer): self.trainer, self.num_agents = trainer, len(trainer.agents)
@@ -101,7 +103,7 @@ def untrained_policies(trainer, **generation_kwargs) -> list:
     for ag in trainer.agents: ag.reference()  # raises for a fully fine-tuned agent, before anything is generated
     return [policy(ag) for ag in trainer.agents]
 
-# %% ../nbs/31_cooperation.ipynb #1bbb1041
+# %% ../nbs/31_cooperation.ipynb #b3b30983
 class CooperationMetrics:
     "Trainer callback: the `coop/` metrics of `cooperation_report` on every evaluation's first-turn answers."
     def __init__(self, neutral: str = 'empty', # 'empty' or 'untrained' (LoRA agents with their adapters off)
@@ -119,7 +121,9 @@ class CooperationMetrics:
         env = trainer.env if trainer.env is not None else _TrainerTask(trainer)
         kw = {**trainer._generation_kwargs(greedy=True)}
         bs = trainer.args.per_device_eval_batch_size
+        n = len(trainer.agents)
         pols = [agent_policy(ag, batch_size=bs, **kw) for ag in trainer.agents]
+        solo = [agent_policy(ag, batch_size=bs, **{**kw, 'max_completion_length': n * kw['max_completion_length']}) for ag in trainer.agents]
         neutral = None if self.neutral == 'empty' else _answers(untrained_policies(trainer, batch_size=bs, **kw), env, items, 'concat')
-        self.report = cooperation_report(env, items, team, pols, neutral, self.solo, self.role_swap, [ag.name for ag in trainer.agents])
+        self.report = cooperation_report(env, items, team, pols, neutral, self.solo, self.role_swap, [ag.name for ag in trainer.agents], solo)
         return self.report.metrics()

@@ -211,18 +211,19 @@ def plot_seeds(runs: Sequence[Union[str, Path]], # output_dirs of one job run wi
     return fig
 
 # %% ../nbs/09_results.ipynb #c73427b4
-def seeds_table(summary: dict, # from `seed_summary`, optionally with 'seed_values', 'minutes' and 'peak_mib' lists (one per seed)
+def seeds_table(summary: dict, # from `seed_summary`, optionally with 'seed_values', 'minutes', 'cpu_minutes' and 'peak_mib' lists (one per seed)
                 digits: int = 3, # decimals of the metric
                ) -> str: # a Markdown table and a line with the mean rise and spread
     "One row per seed: the held-out metric before and after training, the rise, and the run's minutes and peak memory when given."
     rows, f = summary['seeds'], f'.{digits}f'
     seeds = summary.get('seed_values') or list(range(len(rows)))
-    extra = [(k, h) for k, h in (('minutes', 'minutes'), ('peak_mib', 'peak MiB')) if summary.get(k)]
+    extra = [(k, h) for k, h in (('minutes', 'minutes'), ('cpu_minutes', 'CPU minutes'), ('peak_mib', 'peak MiB'))
+             if summary.get(k) and None not in summary[k]]
     head = ['seed', f"{summary['key']} before", 'after', 'rise'] + [h for _, h in extra]
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---:|' * len(head)]
     for i, (s, r) in enumerate(zip(seeds, rows)):
         cells = [str(s), f"{r['before']:{f}}", f"{r['after']:{f}}", f"{r['rise']:+{f}}"]
-        cells += [f"{summary[k][i]:.{1 if k == 'minutes' else 0}f}" for k, _ in extra]
+        cells += [f"{summary[k][i]:.{0 if k == 'peak_mib' else 1}f}" for k, _ in extra]
         lines.append('| ' + ' | '.join(cells) + ' |')
     rises = sum(r['rise'] > 0 for r in rows)
     return '\n'.join(lines) + (f"\n\nMean rise **{summary['mean_rise']:+{f}}**, spread {summary['spread']:{f}} "

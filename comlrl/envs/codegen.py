@@ -339,9 +339,9 @@ def _problem(self: CodeGenEnv, item: dict, name: str, rest: str) -> str:
 def aux_prompt(self: CodeGenEnv, item: dict) -> str:
     "Agent 1's prompt: write the helper `aux`."
     e = item['entry_point']
-    return (f"You are the helper in a team of two programmers. Your teammate will write the Python function `{e}` "
-            f"below and can call a helper function `aux` that you write. Write `aux` so that it computes a useful "
-            f"part of the solution and returns it.\n\n" + self._problem(item, 'aux', f". Do not write `{e}`, tests or example calls."))
+    return (f"Write a short Python helper function named `aux` for the task below: it computes one useful part of the "
+            f"task and returns it. Your teammate writes `{e}` and calls `aux`.\n\nTask:\n{fence(item['prompt'])}\n\n"
+            f"Answer with one ```python block that starts with `def aux(` and contains only that function.")
 
 @patch
 def main_prompt(self: CodeGenEnv, item: dict) -> str:
