@@ -130,3 +130,25 @@ def test_output_check_counts_an_html_table_by_its_rows(tmp_path):
     assert _check('check_outputs.py', _with_output(tmp_path, html([row(code, code)]))).returncode == 0
     r = _check('check_outputs.py', _with_output(tmp_path, html([row(code), row(code)])))
     assert r.returncode == 1 and '60 lines of output' in r.stdout, r.stdout
+
+
+def test_control_char_check_passes_on_the_notebooks():
+    r = _check('check_control_chars.py')
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('kind,text,why', [
+    ('markdown', '$$V\big(x\big)$$', 'a backspace'),  # '\big' written in a non-raw string
+    ('markdown', '$a \approx b$', 'a bell'),
+    ('markdown', '$\text{return}$', 'a tab'),
+    ('code', 'x = 1\x1b[0m', 'an escape'),
+])
+def test_control_char_check_fails_on_a_planted_character(tmp_path, kind, text, why):
+    nb = json.loads(NB.read_text())
+    cell = {'cell_type': kind, 'id': 'planted2', 'metadata': {}, 'source': ['Some text\n', text]}
+    if kind == 'code': cell.update(execution_count=None, outputs=[])
+    nb['cells'].insert(5, cell)
+    p = tmp_path / NB.name
+    p.write_text(json.dumps(nb, indent=1))
+    r = _check('check_control_chars.py', p)
+    assert r.returncode == 1 and f'cell 5 ({kind}) line 2: control character, {why}' in r.stdout, r.stdout + r.stderr
