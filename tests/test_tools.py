@@ -152,3 +152,36 @@ def test_control_char_check_fails_on_a_planted_character(tmp_path, kind, text, w
     p.write_text(json.dumps(nb, indent=1))
     r = _check('check_control_chars.py', p)
     assert r.returncode == 1 and f'cell 5 ({kind}) line 2: control character, {why}' in r.stdout, r.stdout + r.stderr
+
+
+def _export_code() -> str:
+    sys.path.insert(0, str(ROOT / 'tools'))
+    try: from check_colab import EXPORT_SOURCE
+    finally: sys.path.pop(0)
+    return EXPORT_SOURCE.removeprefix('#| hide\n')
+
+
+def test_export_cell_does_nothing_outside_the_repository(tmp_path):
+    "Colab's 'Run all' runs the hidden export cell in /content, where there is no settings.ini: it must raise nothing."
+    code = _export_code() + "\nprint('in repository:', nbdev.config.is_nbdev())"
+    r = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0 and 'in repository: False' in r.stdout, r.stdout + r.stderr
+    assert list(tmp_path.iterdir()) == []  # and writes nothing
+    old = subprocess.run([sys.executable, '-c', 'import nbdev; nbdev.nbdev_export()'], cwd=tmp_path, capture_output=True, text=True)
+    assert old.returncode == 1 and 'within a nbdev project' in old.stderr, old.stderr  # what the cell used to do there
+    r = subprocess.run([sys.executable, '-c', 'import nbdev; print(nbdev.config.is_nbdev())'], cwd=ROOT / 'nbs', capture_output=True, text=True)
+    assert r.stdout.strip() == 'True', r.stdout + r.stderr  # in the repository it exports
+
+
+def test_colab_check_fails_on_the_old_export_cell_and_fix_replaces_it(tmp_path):
+    nb = json.loads(NB.read_text())
+    nb['cells'][-1]['source'] = ['#| hide\n', 'import nbdev; nbdev.nbdev_export()']
+    p = ROOT / 'nbs' / f'_planted_{tmp_path.name}.ipynb'
+    nb['cells'][1]['source'] = [''.join(nb['cells'][1]['source']).replace(NB.name, p.name)]
+    p.write_text(json.dumps(nb, indent=1))
+    try:
+        r = _check('check_colab.py', p)
+        assert r.returncode == 1 and 'the last cell must be the export cell' in r.stdout, r.stdout + r.stderr
+        assert _check('check_colab.py', '--fix', p).returncode == 0
+        assert ''.join(json.loads(p.read_text())['cells'][-1]['source']).endswith(_export_code())
+    finally: p.unlink()
