@@ -185,3 +185,38 @@ def test_colab_check_fails_on_the_old_export_cell_and_fix_replaces_it(tmp_path):
         assert _check('check_colab.py', '--fix', p).returncode == 0
         assert ''.join(json.loads(p.read_text())['cells'][-1]['source']).endswith(_export_code())
     finally: p.unlink()
+
+
+def test_import_cell_check_passes_on_the_notebooks():
+    r = _check('check_import_cells.py')
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('code,line', [
+    ("from comlrl.envs.writing import TLDREnv\ntrainer.train()", 'trainer.train()'),  # a quick start with its imports
+    ("#| hide\nimport os\n_tmp = tempfile.TemporaryDirectory()", '_tmp = tempfile.TemporaryDirectory()'),
+    ("#| gpu\nimport torch\nassert torch.cuda.is_available()", 'assert torch.cuda.is_available()'),
+    ("#| slow\nfrom comlrl.cli import main\nmain(['train'])", "main(['train'])"),
+    ("#| hide\nimport torch\n\ndef _helper(x):\n    'A docstring.'\n    return x", 'def _helper(x):'),  # nbdev warns on it
+    ("show_doc(TLDREnv)\nds = TLDREnv().load_dataset('train')", "ds = TLDREnv().load_dataset('train')"),
+])
+def test_import_cell_check_fails_on_a_cell_docs_processing_would_run(tmp_path, code, line):
+    nb = json.loads(NB.read_text())
+    nb['cells'].insert(5, {'cell_type': 'code', 'id': 'planted3', 'metadata': {}, 'execution_count': None, 'outputs': [],
+                           'source': code.splitlines(keepends=True)})
+    p = tmp_path / NB.name
+    p.write_text(json.dumps(nb, indent=1))
+    r = _check('check_import_cells.py', p)
+    assert r.returncode == 1 and f'cell 5 imports something (or calls show_doc), so docs processing runs all of it, including `{line}`' in r.stdout, r.stdout + r.stderr
+
+
+def test_import_cell_check_allows_import_cells_show_doc_cells_and_cells_without_imports(tmp_path):
+    nb = json.loads(NB.read_text())
+    for code in ["#| hide\nimport os\nfrom pathlib import Path", "show_doc(TLDREnv)\nshow_doc(TLDREnv.load_dataset)",
+                 "trainer.train()\nprint(trainer.state)", "#| export\nimport os\nX = os.sep", "#| eval: false\nimport os\nos.getcwd()"]:
+        nb['cells'].insert(5, {'cell_type': 'code', 'id': 'planted4', 'metadata': {}, 'execution_count': None, 'outputs': [],
+                               'source': code.splitlines(keepends=True)})
+    p = tmp_path / NB.name
+    p.write_text(json.dumps(nb, indent=1))
+    r = _check('check_import_cells.py', p)
+    assert r.returncode == 0, r.stdout + r.stderr
