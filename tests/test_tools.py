@@ -220,3 +220,17 @@ def test_import_cell_check_allows_import_cells_show_doc_cells_and_cells_without_
     p.write_text(json.dumps(nb, indent=1))
     r = _check('check_import_cells.py', p)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('code,ok', [
+    ("#| gpu\npreset = 'colab-t4'  # on an A100: 'a100'\nrequire_gpu(preset)\ntrainer.train()", True),
+    ("#| gpu\nrequire_gpu('a100')\ntrainer.train()", True),
+    ("#| gpu\npreset = 'colab-t4'\ngpu_env = TLDREnv()\nrequire_gpu(preset)", False),  # too late: work before the check
+    ("#| gpu\npreset = 'colab-t4'\ntrainer = preset_trainer(preset, MAGRPOTrainer, env)\ntrainer.train()", False),
+])
+def test_colab_check_wants_a_device_check_first_in_gpu_cells(tmp_path, code, ok):
+    p = _plant(tmp_path, code)
+    try:
+        r = _check('check_colab.py', p)
+        assert (r.returncode == 0) == ok and (ok or 'must start with require_gpu(preset)' in r.stdout), r.stdout + r.stderr
+    finally: p.unlink()

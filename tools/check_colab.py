@@ -7,7 +7,9 @@ A notebook passes when:
    does nothing elsewhere;
 3. if it exports a module (`#| default_exp`), its last cell is the export cell, which exports the notebooks in a clone of the repository and does nothing
    elsewhere (Colab's "Run all" must not end on nbdev's "settings.ini not found");
-4. no cell other than the library's own code (`#| export`) depends on the offline copy of the data and models that
+4. every `#| gpu` cell starts with `require_gpu(...)` (after plain settings such as `preset = 'colab-t4'`), so that
+   "Run all" on Colab's default CPU runtime stops there with one line instead of training a large model on the CPU;
+5. no cell other than the library's own code (`#| export`) depends on the offline copy of the data and models that
    CI and offline machines use: no cell reads COMLRL_DATA_DIR / COMLRL_MODEL_DIR (os.environ, os.getenv) or a path into
    `shared/`, and no cell compares a length with a size that only the offline copy has (a user online gets the hub's
    splits through the library's loaders, with other sizes).
@@ -74,6 +76,16 @@ def _exported(src: str) -> bool:
     return any(re.match(r'#\|\s*(export|exporti|exports)\b', l.strip()) for l in src.splitlines()[:5])
 
 
+SETTING = re.compile(r"""^\w+\s*=\s*(['"][^'"]*['"]|[\d.]+)\s*(#.*)?$""")  # preset = 'colab-t4'
+
+
+def _checks_device(src: str) -> bool:
+    "The cell's first statement after plain settings (and comments) is require_gpu(...)."
+    lines = [l.strip() for l in src.splitlines() if l.strip() and not l.lstrip().startswith('#')]
+    first = next((l for l in lines if not SETTING.match(l)), '')
+    return first.startswith('require_gpu(')
+
+
 def problems(nb: Path) -> list[str]:
     "What keeps notebook `nb` from running in Colab as published, one line each (empty: nothing)."
     cells, out = json.loads(nb.read_text())['cells'], []
@@ -86,6 +98,9 @@ def problems(nb: Path) -> list[str]:
     if _exports(cells) and _src(cells[-1]).strip() != EXPORT_SOURCE:
         out.append(f'{nb}: the last cell must be the export cell, which does nothing outside the repository '
                    f'(run tools/check_colab.py --fix)')
+    for i, c in enumerate(cells):
+        if c['cell_type'] == 'code' and re.match(r'#\|\s*gpu\b', _src(c)) and not _checks_device(_src(c)):
+            out.append(f'{nb}: cell {i} (#| gpu) must start with require_gpu(preset) (comlrl.presets), before any other work')
     for i, c in enumerate(cells):
         if c['cell_type'] != 'code' or _exported(src := _src(c)): continue
         for j, line in enumerate(src.splitlines(), 1):
