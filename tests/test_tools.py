@@ -234,3 +234,24 @@ def test_colab_check_wants_a_device_check_first_in_gpu_cells(tmp_path, code, ok)
         r = _check('check_colab.py', p)
         assert (r.returncode == 0) == ok and (ok or 'must start with require_gpu(preset)' in r.stdout), r.stdout + r.stderr
     finally: p.unlink()
+
+
+def test_output_check_of_the_pages_allows_a_long_api_reference_only(tmp_path):
+    "--docs: the show_doc outputs of docs processing (a config's table of fields) may be long; other outputs may not."
+    table = {'output_type': 'display_data', 'metadata': {}, 'data': {'text/markdown': '| field |\n|---|\n' + ''.join(f'| `f{i}` |\n' for i in range(50)),
+                                                                     'text/plain': '<Renderer>'}}
+    nb = json.loads(NB.read_text())
+    nb['cells'].insert(5, {'cell_type': 'code', 'id': 'planted5', 'metadata': {}, 'execution_count': None, 'outputs': [table],
+                           'source': ['#| echo: false\n', '#| output: asis\n', 'show_doc(MAGRPOConfig)']})
+    p = tmp_path / NB.name
+    p.write_text(json.dumps(nb, indent=1))
+    assert _check('check_outputs.py', '--docs', p).returncode == 0
+    r = _check('check_outputs.py', p)
+    assert r.returncode == 1 and '52 lines of output' in r.stdout, r.stdout
+    nb['cells'][5]['outputs'].append(_stream('MAGRPO:  42%|████▏     | 10/24 [00:27<00:38,  2.71s/it]\n', 'stderr'))
+    p.write_text(json.dumps(nb, indent=1))
+    r = _check('check_outputs.py', '--docs', p)
+    assert r.returncode == 1 and 'a progress bar' in r.stdout, r.stdout
+    nb['cells'][5]['source'] = ['print(x)']; nb['cells'][5]['outputs'] = [table]  # a cell of the page's own, not the reference
+    p.write_text(json.dumps(nb, indent=1))
+    assert _check('check_outputs.py', '--docs', p).returncode == 1
