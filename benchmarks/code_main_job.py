@@ -35,7 +35,10 @@ def seed_dirs(out: Path) -> list:
 
 
 def train(env: str, num_seeds: int, out: Path, extra: list):
-    cmd = ['comlrl', 'train', '--env', env, '--num_seeds', str(num_seeds), '--output_dir', str(out), *extra]
+    "`comlrl train --num_seeds` into out/seed-<s> (one seed: straight into its folder, as --num_seeds 1 writes no seed folders)."
+    seed = int(extra[extra.index('--seed') + 1]) if '--seed' in extra else 0
+    where = ['--num_seeds', str(num_seeds), '--output_dir', str(out)] if num_seeds > 1 else ['--output_dir', str(out / f'seed-{seed}')]
+    cmd = ['comlrl', 'train', '--env', env, *where, *extra]
     print('$', ' '.join(cmd), flush=True)
     subprocess.run(cmd, check=True)
 

@@ -232,7 +232,8 @@ def _fmt(m: dict) -> str:
 class _SaveAndScore:
     "Callback of `train`: when training ends, save the agents and score them, logged while the W&B / trackio runs are open."
     metrics = None
-    def on_train_end(self, trainer): trainer.save_model(); self.metrics = trainer.evaluate(); trainer.log(self.metrics)
+    def on_train_end(self, trainer):
+        trainer.save_model(); self.metrics = trainer.evaluate(progress='evaluating the trained team'); trainer.log(self.metrics)
 
 def train(argv: Sequence[str], # the arguments after `comlrl train`
           log=print, # where progress lines go
@@ -270,7 +271,7 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
     acc.wait_for_everyone()
     before = None
     if not run.resume:
-        before = trainer.evaluate(); trainer.log(before)
+        before = trainer.evaluate(progress='evaluating the untrained team'); trainer.log(before)
         log(f"untrained: {_fmt(before)}")
     final = _SaveAndScore(); trainer.callbacks.append(final)
     trainer.train(resume_from_checkpoint=True if run.resume else None)
@@ -349,7 +350,7 @@ def evaluate(argv: Sequence[str], # the arguments after `comlrl eval`
         if args.run is None: raise CLIError("give the run folder: comlrl eval --run OUTPUT_DIR")
         trainer = load_run(args.run, args.eval_split, args.max_eval_samples, args.untrained)
         if args.cooperation: trainer.callbacks.append(CooperationMetrics(neutral=args.neutral))
-    m = trainer.evaluate()
+    m = trainer.evaluate(progress='evaluating')
     log(json.dumps(m, indent=1))
     return m
 

@@ -6,10 +6,10 @@
 __all__ = ['logger', 'Prompt', 'Formatter', 'JointAction', 'REWARD_CONTRACTS', 'Transition', 'ENVIRONMENTS', 'default_formatter',
            'as_formatters', 'Rewards', 'RewardFunctionError', 'check_reward_func', 'call_reward_func',
            'per_joint_action', 'batched', 'RewardFunction', 'Turn', 'Environment', 'register_env', 'make_env',
-           'data_dir', 'load_task_dataset']
+           'DataUnavailableError', 'hub_unreachable', 'data_dir', 'load_task_dataset', 'hub_split']
 
 # %% ../nbs/00_core.ipynb #cbcc115f
-import functools, importlib, inspect, logging, math, os, sys, time
+import contextlib, functools, importlib, inspect, logging, math, os, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
@@ -373,6 +373,30 @@ def lazy_agents(self: Environment, completions: Sequence[Sequence[str]], # one l
                          batch_items=list(items) + [it for it in items for _ in range(n)]).total
     return [[bool(r[J + j * n + i] == r[j]) for j in range(J)] for i in range(n)]
 
+# %% ../nbs/00_core.ipynb #df58c6f0
+class DataUnavailableError(ConnectionError):
+    "A task dataset is neither reachable on the hub nor in an offline copy. The message says how to get it."
+
+@contextlib.contextmanager
+def hub_unreachable(path: str, # the hub dataset, e.g. 'trl-lib/tldr'
+                    split: str, # the split asked for
+                    offline: Optional[str] = None, # the offline copy's place under COMLRL_DATA_DIR and its format
+                   ):
+    "Turn `datasets`' failure to reach the hub (a `ConnectionError`) into one `DataUnavailableError` naming both ways out."
+    try: yield
+    except DataUnavailableError: raise
+    except ConnectionError as e:
+        import datasets
+        if datasets.config.HF_HUB_OFFLINE or 'OfflineModeIsEnabled' in str(e):
+            why, online = 'offline mode is on', 'unset HF_HUB_OFFLINE and HF_DATASETS_OFFLINE'
+        else: why, online = f'{e}', 'check the internet connection'
+        d = os.environ.get('COMLRL_DATA_DIR')
+        here = 'COMLRL_DATA_DIR is not set' if not d else f"COMLRL_DATA_DIR ({d}) holds no {offline or 'copy of it'}"
+        copy = (f"set COMLRL_DATA_DIR to a folder holding its offline copy: {offline}" if offline else
+                "download it where there is internet and pass the files with data_files=")
+        raise DataUnavailableError(f"cannot load split {split!r} of the dataset {path!r}: the Hugging Face hub cannot be "
+                                   f"reached ({why}) and {here}. Either go online ({online}), or {copy}") from None
+
 # %% ../nbs/00_core.ipynb #6a649db9
 _FORMATS = {'.json': 'json', '.jsonl': 'json', '.parquet': 'parquet', '.csv': 'csv'}
 
@@ -395,8 +419,10 @@ def load_task_dataset(path: Optional[str] = None, # hub dataset name, e.g. 'trl-
                       split: str = 'train', # split name, optionally sliced ('test[:16]')
                       columns: Sequence[str] = (), # columns every item must have
                       name: Optional[str] = None, # hub dataset configuration
+                      offline: Optional[str] = None, # where COMLRL_DATA_DIR keeps its offline copy (for the error)
                      ):
-    "Load task items as a `datasets.Dataset` from the hub or local files; check that `columns` are there."
+    """Load task items as a `datasets.Dataset` from the hub or local files; check that `columns` are there.
+    Raises `DataUnavailableError` when the hub cannot be reached, `FileNotFoundError` / `KeyError` for missing files / columns."""
     import datasets
     if data_files is not None:
         files = [Path(f).expanduser() for f in ([data_files] if isinstance(data_files, (str, Path)) else data_files)]
@@ -409,7 +435,7 @@ def load_task_dataset(path: Optional[str] = None, # hub dataset name, e.g. 'trl-
         ds = datasets.load_dataset(fmts.pop(), data_files={base: [str(f) for f in files]}, split=split)
         source = ', '.join(map(str, files))
     elif path is not None:
-        ds = datasets.load_dataset(path, name, split=split)
+        with hub_unreachable(path, split, offline): ds = datasets.load_dataset(path, name, split=split)
         source = f"the hub dataset {path!r} (split {split!r})"
     else: raise ValueError("give a hub dataset name (path=) or local files (data_files=)")
     missing = [c for c in columns if c not in ds.column_names]
@@ -417,3 +443,22 @@ def load_task_dataset(path: Optional[str] = None, # hub dataset name, e.g. 'trl-
         raise KeyError(f"column {missing[0]!r} not found in {source}; its columns are {ds.column_names}: "
                        f"use data with the columns {list(columns)}")
     return ds
+
+# %% ../nbs/00_core.ipynb #a2c58c0a
+def hub_split(path: str, # the hub dataset, e.g. 'OpenMLRL/CoopHumanEval'
+              split: str, # the split asked for, optionally sliced: 'test[:16]'
+              aliases: Sequence[str] = (), # other names the same split may have on the hub, in order of preference
+              name: Optional[str] = None, # hub dataset configuration
+              offline: Optional[str] = None, # where COMLRL_DATA_DIR keeps its offline copy (for the error)
+             ) -> str: # the split to read, with the same slice
+    """The hub's name for `split`: itself if the hub has it, else the first of `aliases` it has. Raises `ValueError`
+    listing the hub's splits when none is there, `DataUnavailableError` when the hub cannot be reached."""
+    import datasets
+    base, bracket, rest = split.partition('[')
+    with hub_unreachable(path, split, offline): have = datasets.get_dataset_split_names(path, name)
+    pick = next((s for s in (base, *aliases) if s in have), None)
+    if pick is None:
+        raise ValueError(f"the hub dataset {path!r} has no split {base!r}" + (f" (nor {', '.join(map(repr, aliases))})" if aliases else '')
+                         + f": its splits are {have}")
+    if pick != base: logger.info(f"{path}: the hub has no split {base!r}; reading its split {pick!r} (the hub's splits: {have})")
+    return pick + bracket + rest

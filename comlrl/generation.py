@@ -21,7 +21,7 @@ from transformers import (CompileConfig, GenerationConfig, LogitsProcessor, Logi
                           TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper)
 
 from .core import Prompt
-from .fastpaths import (cached_prefix_outputs, choose_cache, has_sliding_window, prefill_cache, shared_prefix_decoding,
+from .fastpaths import (CACHE_KW, cached_prefix_outputs, choose_cache, has_sliding_window, prefill_cache, shared_prefix_decoding,
                               tree_attention_ok, tree_prefix_outputs, uses_checkpointing)
 
 # %% ../nbs/02_generation.ipynb #b760d508
@@ -226,7 +226,7 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
             cache = prefill_cache(model, ids, mask, K, max_completion_length, implementation=impl,  # then K copies go on
                                   per_prompt=device.type == 'cpu' and not has_sliding_window(model))
             with shared_prefix_decoding(model, cache) if impl == 'shared' else nullcontext():
-                return model.generate(past_key_values=cache, **rows)
+                return model.generate(**{CACHE_KW: cache}, **rows)
     compiled = (device.type == 'cuda' if compile_decoding is None else compile_decoding) and not _compile_failed
     was_training = model.training
     model.eval()

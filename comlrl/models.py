@@ -8,7 +8,7 @@ __all__ = ['WEIGHT_FILES', 'DEFAULT_MODEL_ID', 'default_device', 'default_dtype'
            'default_lora_config', 'load_agents', 'load_adapter_weights']
 
 # %% ../nbs/01_models.ipynb #fa79f56b
-import copy, importlib.util, os, re
+import copy, importlib.util, os, re, warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,6 +179,12 @@ def _peft():
     except ImportError as e: raise ImportError("LoRA agents need the `peft` package: pip install peft") from e
     return peft
 
+def _lora_model(model: nn.Module, config, adapter_name: str):
+    "`peft.get_peft_model`, without the FutureWarning peft (<= 0.21.2) causes by reading transformers' `is_gradient_checkpointing`."
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message='`is_gradient_checkpointing` is deprecated', category=FutureWarning)
+        return _peft().get_peft_model(model, config, adapter_name=adapter_name)
+
 @dataclass
 class Agent:
     "One policy of the team: a causal LM, its tokenizer and, for LoRA agents, the name of its adapter in a shared model."
@@ -276,7 +282,7 @@ def load_agents(model: Union[str, Path, nn.Module, None] = None, # homogeneous t
             mod = _model(m, dtype, dev, attn_implementation, model_kwargs)
             tk = _tokenizer(tok, m)
             if use_lora:
-                mod = _peft().get_peft_model(mod, lora_config or default_lora_config(), adapter_name=name)
+                mod = _lora_model(mod, lora_config or default_lora_config(), name)
                 out.append(Agent(name, mod, tk, adapter=name))
             else: out.append(Agent(name, mod, tk))
         return out
@@ -290,7 +296,7 @@ def load_agents(model: Union[str, Path, nn.Module, None] = None, # homogeneous t
         if isinstance(base, peft.PeftModel):
             raise ValueError("model is already a PeftModel: pass its base model (model.get_base_model()) instead")
         cfg = lora_config or default_lora_config()
-        shared = peft.get_peft_model(base, cfg, adapter_name=names[0])
+        shared = _lora_model(base, cfg, names[0])
         for name in names[1:]: shared.add_adapter(name, cfg)
         shared.set_adapter(names[0])
         return [Agent(name, shared, tk, adapter=name) for name, tk in zip(names, tks)]

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['ENV_KINDS', 'PRESETS', 'MODEL_CONFIGS', 'CPU_CHECK', 'env_kind', 'Preset', 'get_preset', 'count_parameters',
            'lora_parameters', 'estimate_memory', 'current_memory', 'peak_memory', 'measure_training_memory',
-           'preset_memory', 'preset_trainer']
+           'preset_memory', 'preset_trainer', 'NoGPUError', 'require_gpu']
 
 # %% ../nbs/08_presets.ipynb #35b2cf31
 import ctypes, dataclasses, os, sys, time
@@ -280,3 +280,21 @@ def preset_trainer(preset: Union[str, Preset], # a preset or its name
     args = trainer_cls.config_class(**p.config_kwargs(env, **overrides))
     return trainer_cls(env=env, train_dataset=train_dataset, eval_dataset=eval_dataset, args=args,
                        **p.team_kwargs(env, model=model, tokenizer=tokenizer))
+
+# %% ../nbs/08_presets.ipynb #26348f4a
+class NoGPUError(RuntimeError):
+    "A GPU section was run without the GPU its preset needs. IPython shows it as its one-line message, without a traceback."
+    def _render_traceback_(self) -> list[str]: return [f'{type(self).__name__}: {self}']
+
+def require_gpu(preset: Union[str, Preset] = 'colab-t4', # the preset the GPU section trains with
+               ) -> str: # the GPU's name
+    """Stop a GPU section where its preset cannot run: no CUDA GPU (how to switch Colab to a T4), or no bfloat16 for a
+    bfloat16 preset (use `colab-t4`). Raises `NoGPUError`."""
+    p = get_preset(preset)
+    if not torch.cuda.is_available():
+        raise NoGPUError(f"this GPU section (preset {p.name!r}) needs a CUDA GPU and this runtime has none. In Colab: Runtime > "
+                         "Change runtime type > T4 GPU, then run the notebook again (the cell above ran the same code on the CPU)")
+    gpu = torch.cuda.get_device_name()
+    if p.dtype == 'bfloat16' and not torch.cuda.is_bf16_supported():
+        raise NoGPUError(f"preset {p.name!r} trains in bfloat16, which this GPU ({gpu}) does not support: set preset = 'colab-t4'")
+    return gpu

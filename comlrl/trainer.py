@@ -1030,6 +1030,7 @@ def _eval_records(ro: Rollout, # a greedy rollout (one response per agent and no
 @patch
 @torch.no_grad()
 def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's eval_dataset
+             progress: Union[bool, str] = False, # show a progress bar over the items (a string: its label)
             ) -> dict: # eval/ metrics: reward, its components, return, and `compute_metrics`' keys
     """Greedy rollouts (one response per agent per node) over the eval set, shared among the processes; mean reward,
     components and metrics. What the team answered is kept in `last_eval_completions` (one record per item and turn, see
@@ -1041,6 +1042,8 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
     n = len(ds) if a.max_eval_samples is None else min(len(ds), a.max_eval_samples)
     share = shard(n, acc.process_index, acc.num_processes)  # this process's items
     stats, extra, records = {}, [], []
+    bar = tqdm(total=len(share), desc=progress if isinstance(progress, str) else 'evaluation', unit='item', dynamic_ncols=True,
+               leave=False, disable=not progress or not acc.is_main_process)
     for s in range(share.start, share.stop, a.per_device_eval_batch_size):
         items = [ds[j] for j in range(s, min(s + a.per_device_eval_batch_size, share.stop))]
         with self.autocast():
@@ -1054,6 +1057,8 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
         stats.setdefault('return', []).extend(ro.levels[0].returns.flatten().tolist())
         if self.compute_metrics is not None: extra.append((len(items), self.compute_metrics(ro, items)))
         records.extend(_eval_records(ro, s))
+        bar.update(len(items))
+    bar.close()
     stats = gather_metrics(acc, {**stats, '_compute_metrics': extra, '_completions': records})  # every process's, in item order
     extra, self.last_eval_completions = stats.pop('_compute_metrics'), stats.pop('_completions')
     self._unlogged_completions = self.last_eval_completions  # written by `log` with these metrics, so both files hold the same evaluations

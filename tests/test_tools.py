@@ -130,3 +130,128 @@ def test_output_check_counts_an_html_table_by_its_rows(tmp_path):
     assert _check('check_outputs.py', _with_output(tmp_path, html([row(code, code)]))).returncode == 0
     r = _check('check_outputs.py', _with_output(tmp_path, html([row(code), row(code)])))
     assert r.returncode == 1 and '60 lines of output' in r.stdout, r.stdout
+
+
+def test_control_char_check_passes_on_the_notebooks():
+    r = _check('check_control_chars.py')
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('kind,text,why', [
+    ('markdown', '$$V\big(x\big)$$', 'a backspace'),  # '\big' written in a non-raw string
+    ('markdown', '$a \approx b$', 'a bell'),
+    ('markdown', '$\text{return}$', 'a tab'),
+    ('code', 'x = 1\x1b[0m', 'an escape'),
+])
+def test_control_char_check_fails_on_a_planted_character(tmp_path, kind, text, why):
+    nb = json.loads(NB.read_text())
+    cell = {'cell_type': kind, 'id': 'planted2', 'metadata': {}, 'source': ['Some text\n', text]}
+    if kind == 'code': cell.update(execution_count=None, outputs=[])
+    nb['cells'].insert(5, cell)
+    p = tmp_path / NB.name
+    p.write_text(json.dumps(nb, indent=1))
+    r = _check('check_control_chars.py', p)
+    assert r.returncode == 1 and f'cell 5 ({kind}) line 2: control character, {why}' in r.stdout, r.stdout + r.stderr
+
+
+def _export_code() -> str:
+    sys.path.insert(0, str(ROOT / 'tools'))
+    try: from check_colab import EXPORT_SOURCE
+    finally: sys.path.pop(0)
+    return EXPORT_SOURCE.removeprefix('#| hide\n')
+
+
+def test_export_cell_does_nothing_outside_the_repository(tmp_path):
+    "Colab's 'Run all' runs the hidden export cell in /content, where there is no settings.ini: it must raise nothing."
+    code = _export_code() + "\nprint('in repository:', nbdev.config.is_nbdev())"
+    r = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0 and 'in repository: False' in r.stdout, r.stdout + r.stderr
+    assert list(tmp_path.iterdir()) == []  # and writes nothing
+    old = subprocess.run([sys.executable, '-c', 'import nbdev; nbdev.nbdev_export()'], cwd=tmp_path, capture_output=True, text=True)
+    assert old.returncode == 1 and 'within a nbdev project' in old.stderr, old.stderr  # what the cell used to do there
+    r = subprocess.run([sys.executable, '-c', 'import nbdev; print(nbdev.config.is_nbdev())'], cwd=ROOT / 'nbs', capture_output=True, text=True)
+    assert r.stdout.strip() == 'True', r.stdout + r.stderr  # in the repository it exports
+
+
+def test_colab_check_fails_on_the_old_export_cell_and_fix_replaces_it(tmp_path):
+    nb = json.loads(NB.read_text())
+    nb['cells'][-1]['source'] = ['#| hide\n', 'import nbdev; nbdev.nbdev_export()']
+    p = ROOT / 'nbs' / f'_planted_{tmp_path.name}.ipynb'
+    nb['cells'][1]['source'] = [''.join(nb['cells'][1]['source']).replace(NB.name, p.name)]
+    p.write_text(json.dumps(nb, indent=1))
+    try:
+        r = _check('check_colab.py', p)
+        assert r.returncode == 1 and 'the last cell must be the export cell' in r.stdout, r.stdout + r.stderr
+        assert _check('check_colab.py', '--fix', p).returncode == 0
+        assert ''.join(json.loads(p.read_text())['cells'][-1]['source']).endswith(_export_code())
+    finally: p.unlink()
+
+
+def test_import_cell_check_passes_on_the_notebooks():
+    r = _check('check_import_cells.py')
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('code,line', [
+    ("from comlrl.envs.writing import TLDREnv\ntrainer.train()", 'trainer.train()'),  # a quick start with its imports
+    ("#| hide\nimport os\n_tmp = tempfile.TemporaryDirectory()", '_tmp = tempfile.TemporaryDirectory()'),
+    ("#| gpu\nimport torch\nassert torch.cuda.is_available()", 'assert torch.cuda.is_available()'),
+    ("#| slow\nfrom comlrl.cli import main\nmain(['train'])", "main(['train'])"),
+    ("#| hide\nimport torch\n\ndef _helper(x):\n    'A docstring.'\n    return x", 'def _helper(x):'),  # nbdev warns on it
+    ("show_doc(TLDREnv)\nds = TLDREnv().load_dataset('train')", "ds = TLDREnv().load_dataset('train')"),
+])
+def test_import_cell_check_fails_on_a_cell_docs_processing_would_run(tmp_path, code, line):
+    nb = json.loads(NB.read_text())
+    nb['cells'].insert(5, {'cell_type': 'code', 'id': 'planted3', 'metadata': {}, 'execution_count': None, 'outputs': [],
+                           'source': code.splitlines(keepends=True)})
+    p = tmp_path / NB.name
+    p.write_text(json.dumps(nb, indent=1))
+    r = _check('check_import_cells.py', p)
+    assert r.returncode == 1 and f'cell 5 imports something (or calls show_doc), so docs processing runs all of it, including `{line}`' in r.stdout, r.stdout + r.stderr
+
+
+def test_import_cell_check_allows_import_cells_show_doc_cells_and_cells_without_imports(tmp_path):
+    nb = json.loads(NB.read_text())
+    for code in ["#| hide\nimport os\nfrom pathlib import Path", "show_doc(TLDREnv)\nshow_doc(TLDREnv.load_dataset)",
+                 "trainer.train()\nprint(trainer.state)", "#| export\nimport os\nX = os.sep", "#| eval: false\nimport os\nos.getcwd()"]:
+        nb['cells'].insert(5, {'cell_type': 'code', 'id': 'planted4', 'metadata': {}, 'execution_count': None, 'outputs': [],
+                               'source': code.splitlines(keepends=True)})
+    p = tmp_path / NB.name
+    p.write_text(json.dumps(nb, indent=1))
+    r = _check('check_import_cells.py', p)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('code,ok', [
+    ("#| gpu\npreset = 'colab-t4'  # on an A100: 'a100'\nrequire_gpu(preset)\ntrainer.train()", True),
+    ("#| gpu\nrequire_gpu('a100')\ntrainer.train()", True),
+    ("#| gpu\npreset = 'colab-t4'\ngpu_env = TLDREnv()\nrequire_gpu(preset)", False),  # too late: work before the check
+    ("#| gpu\npreset = 'colab-t4'\ntrainer = preset_trainer(preset, MAGRPOTrainer, env)\ntrainer.train()", False),
+])
+def test_colab_check_wants_a_device_check_first_in_gpu_cells(tmp_path, code, ok):
+    p = _plant(tmp_path, code)
+    try:
+        r = _check('check_colab.py', p)
+        assert (r.returncode == 0) == ok and (ok or 'must start with require_gpu(preset)' in r.stdout), r.stdout + r.stderr
+    finally: p.unlink()
+
+
+def test_output_check_of_the_pages_allows_a_long_api_reference_only(tmp_path):
+    "--docs: the show_doc outputs of docs processing (a config's table of fields) may be long; other outputs may not."
+    table = {'output_type': 'display_data', 'metadata': {}, 'data': {'text/markdown': '| field |\n|---|\n' + ''.join(f'| `f{i}` |\n' for i in range(50)),
+                                                                     'text/plain': '<Renderer>'}}
+    nb = json.loads(NB.read_text())
+    nb['cells'].insert(5, {'cell_type': 'code', 'id': 'planted5', 'metadata': {}, 'execution_count': None, 'outputs': [table],
+                           'source': ['#| echo: false\n', '#| output: asis\n', 'show_doc(MAGRPOConfig)']})
+    p = tmp_path / NB.name
+    p.write_text(json.dumps(nb, indent=1))
+    assert _check('check_outputs.py', '--docs', p).returncode == 0
+    r = _check('check_outputs.py', p)
+    assert r.returncode == 1 and '52 lines of output' in r.stdout, r.stdout
+    nb['cells'][5]['outputs'].append(_stream('MAGRPO:  42%|████▏     | 10/24 [00:27<00:38,  2.71s/it]\n', 'stderr'))
+    p.write_text(json.dumps(nb, indent=1))
+    r = _check('check_outputs.py', '--docs', p)
+    assert r.returncode == 1 and 'a progress bar' in r.stdout, r.stdout
+    nb['cells'][5]['source'] = ['print(x)']; nb['cells'][5]['outputs'] = [table]  # a cell of the page's own, not the reference
+    p.write_text(json.dumps(nb, indent=1))
+    assert _check('check_outputs.py', '--docs', p).returncode == 1

@@ -5,13 +5,17 @@ A notebook passes when:
    settings.ini (`git_url`, `branch`, `nbs_path`);
 2. the cell after that is the install cell: hidden in the docs, it installs comlrl from that repository in Colab and
    does nothing elsewhere;
-3. no cell other than the library's own code (`#| export`) depends on the offline copy of the data and models that
+3. if it exports a module (`#| default_exp`), its last cell is the export cell, which exports the notebooks in a clone of the repository and does nothing
+   elsewhere (Colab's "Run all" must not end on nbdev's "settings.ini not found");
+4. every `#| gpu` cell starts with `require_gpu(...)` (after plain settings such as `preset = 'colab-t4'`), so that
+   "Run all" on Colab's default CPU runtime stops there with one line instead of training a large model on the CPU;
+5. no cell other than the library's own code (`#| export`) depends on the offline copy of the data and models that
    CI and offline machines use: no cell reads COMLRL_DATA_DIR / COMLRL_MODEL_DIR (os.environ, os.getenv) or a path into
    `shared/`, and no cell compares a length with a size that only the offline copy has (a user online gets the hub's
    splits through the library's loaders, with other sizes).
 
     python tools/check_colab.py [notebooks]         # check (default: every notebook in nbs/); exit 1 on a violation
-    python tools/check_colab.py --fix [notebooks]   # add or update the badge and install cells, then check
+    python tools/check_colab.py --fix [notebooks]   # add or update the badge, install and export cells, then check
 """
 import json, re, secrets, sys
 from pathlib import Path
@@ -54,11 +58,32 @@ def install_source(nb: Path) -> str:
             f"    %pip install -q \"comlrl[{EXTRAS.get(nb.stem, 'dev')}] @ git+{repo_url()}@{CFG.branch}\"")
 
 
+# `nbdev_export()` in the source: nbdev's tests and docs processing skip the cell
+EXPORT_SOURCE = ("#| hide\nimport nbdev\n"
+                 "if nbdev.config.is_nbdev(): nbdev.nbdev_export()  # in a clone of the repository; elsewhere (Colab) nothing to export")
+
+
 def _src(cell) -> str: return ''.join(cell['source'])
+
+
+def _exports(cells) -> bool: return any(re.match(r'#\|\s*default_exp\b', _src(c).strip()) for c in cells if c['cell_type'] == 'code')
+
+
+def _is_export_cell(cell) -> bool: return cell['cell_type'] == 'code' and 'nbdev_export(' in _src(cell)
 
 
 def _exported(src: str) -> bool:
     return any(re.match(r'#\|\s*(export|exporti|exports)\b', l.strip()) for l in src.splitlines()[:5])
+
+
+SETTING = re.compile(r"""^\w+\s*=\s*(['"][^'"]*['"]|[\d.]+)\s*(#.*)?$""")  # preset = 'colab-t4'
+
+
+def _checks_device(src: str) -> bool:
+    "The cell's first statement after plain settings (and comments) is require_gpu(...)."
+    lines = [l.strip() for l in src.splitlines() if l.strip() and not l.lstrip().startswith('#')]
+    first = next((l for l in lines if not SETTING.match(l)), '')
+    return first.startswith('require_gpu(')
 
 
 def problems(nb: Path) -> list[str]:
@@ -70,6 +95,12 @@ def problems(nb: Path) -> list[str]:
         out.append(f'{nb}: cell 1 must be the Colab badge `{badge(nb)}` (run tools/check_colab.py --fix)')
     if cells[2]['cell_type'] != 'code' or _src(cells[2]).strip() != install_source(nb):
         out.append(f'{nb}: cell 2 must be the install cell (run tools/check_colab.py --fix)')
+    if _exports(cells) and _src(cells[-1]).strip() != EXPORT_SOURCE:
+        out.append(f'{nb}: the last cell must be the export cell, which does nothing outside the repository '
+                   f'(run tools/check_colab.py --fix)')
+    for i, c in enumerate(cells):
+        if c['cell_type'] == 'code' and re.match(r'#\|\s*gpu\b', _src(c)) and not _checks_device(_src(c)):
+            out.append(f'{nb}: cell {i} (#| gpu) must start with require_gpu(preset) (comlrl.presets), before any other work')
     for i, c in enumerate(cells):
         if c['cell_type'] != 'code' or _exported(src := _src(c)): continue
         for j, line in enumerate(src.splitlines(), 1):
@@ -86,7 +117,7 @@ def problems(nb: Path) -> list[str]:
 
 
 def fix(nb: Path) -> bool:
-    "Insert or update the badge and install cells of `nb`. True if the file changed."
+    "Insert or update the badge, install and export cells of `nb`. True if the file changed."
     data = json.loads(nb.read_text())
     cells = data['cells']
     has_badge = len(cells) > 1 and cells[1]['cell_type'] == 'markdown' and 'colab-badge.svg' in _src(cells[1])
@@ -99,6 +130,9 @@ def fix(nb: Path) -> bool:
     elif _src(cells[1]).strip() != want_badge: cells[1]['source'] = want_badge.splitlines(keepends=True); changed = True
     if not has_install: cells.insert(2, new('code', want_install)); changed = True
     elif _src(cells[2]).strip() != want_install: cells[2]['source'] = want_install.splitlines(keepends=True); changed = True
+    if not _exports(cells): pass
+    elif not _is_export_cell(cells[-1]): cells.append(new('code', EXPORT_SOURCE)); changed = True
+    elif _src(cells[-1]).strip() != EXPORT_SOURCE: cells[-1]['source'] = EXPORT_SOURCE.splitlines(keepends=True); changed = True
     if changed:
         nb.write_text(json.dumps(data, indent=1, ensure_ascii=False) + '\n')
     return changed
@@ -114,7 +148,7 @@ if __name__ == '__main__':
     paths = notebooks([a for a in args if a != '--fix'])
     if do_fix:
         for p in paths:
-            if fix(p): print(f'{p}: badge and install cell added or updated')
+            if fix(p): print(f'{p}: badge, install or export cell added or updated')
     bad = [msg for p in paths for msg in problems(p)]
     for msg in bad: print(msg)
     if bad: sys.exit(1)

@@ -260,7 +260,9 @@ class ClassEvalEnv(CodeEnv):
         if data_files is None and self.dataset is None and (d := data_dir()) is not None and (d / self.local_path).is_file():
             data_files = d / self.local_path
         if data_files is not None: ds = load_task_dataset(data_files=data_files, split=split, columns=self.COLUMNS)
-        else: ds = load_task_dataset(self.dataset or self.hub_path, split=split, columns=self.COLUMNS)
+        else:
+            offline = None if self.dataset else f"{self.local_path} (ClassEval's data file, a JSON list of its 100 classes)"
+            ds = load_task_dataset(self.dataset or self.hub_path, split=split, columns=self.COLUMNS, offline=offline)
         if self.include_excluded if include_excluded is None else include_excluded: return ds
         out = [t for t in ds['task_id'] if t in CLASSEVAL_EXCLUDED]
         if out:

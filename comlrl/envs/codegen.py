@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from fastcore.basics import patch
 
-from ..core import load_task_dataset, data_dir
+from ..core import data_dir, hub_split, load_task_dataset
 from .code import CodeEnv, Feedback, ParsedCode, compile_error, fence, fenced_code, parse_code
 from ..sandbox import ExecResult, Limits, Sandbox
 
@@ -279,6 +279,8 @@ class CodeGenEnv(CodeEnv):
     default_split: str = 'test'
     local_path: Optional[str] = None  # the offline copy of `hub_path`, relative to COMLRL_DATA_DIR
     local_copies: dict = {}  # offline copies of other hub datasets: hub name -> path relative to COMLRL_DATA_DIR
+    offline_format: str = 'a JSON list of HumanEval-style problems: task_id, prompt, test, entry_point'  # for the error
+    split_aliases: dict = {}  # split -> other names the hub may give it: the hub is asked which it has
     train_split: Optional[str] = None  # what `comlrl train` trains on by default
     eval_split: Optional[str] = None  # ...and evaluates on
     feedback_class, tested = CodeFeedback, "the team's code was run"
@@ -310,9 +312,13 @@ class CodeGenEnv(CodeEnv):
 
     def _offline_copy(self) -> Optional[Path]:
         "The offline copy of the dataset asked for (the class's, or one in `local_copies`), if COMLRL_DATA_DIR holds it."
-        rel = self.local_path if self.dataset is None else None if self.dataset_config else self.local_copies.get(self.dataset)
+        rel = self._offline_rel()
         d = data_dir() if rel else None
         return d / rel if d is not None and (d / rel).is_file() else None
+
+    def _offline_rel(self) -> Optional[str]:
+        "Where COMLRL_DATA_DIR keeps the offline copy of the dataset asked for, or None if it has none."
+        return self.local_path if self.dataset is None else None if self.dataset_config else self.local_copies.get(self.dataset)
 
     def load_dataset(self, split: Optional[str] = None, # e.g. 'test' or 'test[:16]'; None: `default_split`
                      data_files=None, # local json/jsonl(.gz) file(s) instead of the hub
@@ -323,8 +329,12 @@ class CodeGenEnv(CodeEnv):
         if (local := self._offline_copy()) is not None: return self.prepare(self._load_offline(local, split))
         if self.dataset is None and self.hub_path is None:
             raise ValueError(f"{type(self).__name__} has no default dataset: pass dataset= (a hub name) or data_files=")
-        return self.prepare(load_task_dataset(self.dataset or self.hub_path, split=split,
-                                              name=self.dataset_config if self.dataset else self.hub_config))
+        path, name = (self.dataset, self.dataset_config) if self.dataset else (self.hub_path, self.hub_config)
+        fmt = self.offline_format if self.dataset is None else CodeGenEnv.offline_format
+        offline = f"{rel} ({fmt})" if (rel := self._offline_rel()) else None
+        if self.dataset is None and (aliases := self.split_aliases.get(split.split('[')[0])):
+            split = hub_split(path, split, aliases, name, offline)
+        return self.prepare(load_task_dataset(path, split=split, name=name, offline=offline))
 
     def _load_offline(self, path: Path, split: str): return load_task_dataset(data_files=path, split=split)
 
@@ -387,11 +397,13 @@ def answer_what(self: CodeGenEnv, item: dict, agent: int) -> str:
 class HumanEvalEnv(CodeGenEnv):
     "HumanEval (Chen et al. 2021): 164 problems, one `test` split."
     name, hub_path, default_split, local_path = 'humaneval', 'openai/openai_humaneval', 'test', 'humaneval/HumanEval.jsonl.gz'
+    offline_format = "OpenAI's HumanEval.jsonl.gz, one problem per line"
     train_split, eval_split = 'test[32:]', 'test[:32]'
 
 class CoopHumanEvalEnv(CodeGenEnv):
     "CoopHumanEval (Liu et al. 2025): 82 HumanEval-style problems chosen to reward a helper function."
     name, hub_path, default_split, local_path = 'coophumaneval', 'OpenMLRL/CoopHumanEval', 'test', 'coophumaneval/che_raw.json'
+    split_aliases = {'test': ('train',)}  # its one split is `test` in its upload script, `train` in some reference configs
     train_split, eval_split = 'test[16:]', 'test[:16]'
 
 _MBPP_SPLITS = {'prompt': (1, 10), 'test': (11, 510), 'validation': (511, 600), 'train': (601, 974)}
@@ -400,6 +412,7 @@ class MBPPEnv(CodeGenEnv):
     "MBPP (Austin et al. 2021), the sanitized subset: 427 problems; or any HumanEval-style conversion of it."
     name, hub_path, hub_config, default_split, local_path = 'mbpp', 'google-research-datasets/mbpp', 'sanitized', 'test', 'mbpp/sanitized-mbpp.json'
     local_copies = {'OpenMLRL/MBPP': 'mbpp/mbpp_raw.json'}  # the reference library's HumanEval-style test split
+    offline_format = "Google's sanitized-mbpp.json, every split in one file"
     train_split, eval_split = 'train', 'validation'
 
     def load_dataset(self, split: Optional[str] = None, # 'prompt', 'test', 'validation' or 'train', optionally sliced

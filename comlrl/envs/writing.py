@@ -136,6 +136,7 @@ class WritingEnv(Environment):
     repeat_threshold: float = 0.8  # content-word Jaccard at which the second text repeats the first (`lazy_agents`)
     solo_instruction: str = ''  # one writer asked for both texts, separated by a line holding only ---
     train_split, eval_split = 'train', 'test[:16]'
+    offline_copy: Optional[str] = None  # the offline copy's place under COMLRL_DATA_DIR and format (for the error)
 
     def __init__(self, dataset_name: Optional[str] = None, # hub dataset (default: the environment's)
                  data_files=None, # local file(s) to read instead
@@ -167,7 +168,8 @@ class WritingEnv(Environment):
         if self.dataset_name == self.hub_name and (root := data_dir()) is not None:
             ds = self._offline(split, root)
             if ds is not None: return ds
-        return self._from_rows(load_task_dataset(self.dataset_name, split=split), self.dataset_name)
+        offline = self.offline_copy if self.dataset_name == self.hub_name else None
+        return self._from_rows(load_task_dataset(self.dataset_name, split=split, offline=offline), self.dataset_name)
 
     # ---- prompts and reward
     @property
@@ -216,6 +218,8 @@ class TLDREnv(WritingEnv):
     "TL;DR: agent 1 writes a concise summary of a Reddit post, agent 2 a detailed one. Hub: `trl-lib/tldr`."
     name, hub_name, reward_spec = 'tldr', 'trl-lib/tldr', TLDR_REWARD
     offline_test_size = 100  # the offline copy's first 100 posts are `test`, the other 400 `train`
+    offline_copy = ("tldr/test.json (OpenAI's filtered TL;DR posts as JSON lines with subreddit, title, instruction and "
+                    "gold_response; the first 100 are the test split, the others train)")
     instructions = (
         "Summarise the Reddit post below in one or two short sentences: only the key facts, no details.",
         "Write a detailed summary of the Reddit post below in a few sentences. Another writer gives a one-sentence "
@@ -251,6 +255,8 @@ class ArxivEnv(WritingEnv):
     "arXiv: from an abstract, agent 1 writes background and motivation, agent 2 method and implications. Hub: `OpenMLRL/arXiv_abstract`."
     name, hub_name, reward_spec = 'arxiv', 'OpenMLRL/arXiv_abstract', ARXIV_REWARD
     eval_split = 'val[:16]'  # the hub's splits: train, val, test
+    offline_copy = ("scitldr/SciTLDR-A/{train,dev,test}.jsonl (SciTLDR-A's files, each abstract a list of sentences "
+                    "in 'source'; a stand-in for arXiv_abstract, whose val split is dev)")
     instructions = (
         "Write the first paragraph of a paper's introduction from the abstract below: the background and the motivation "
         "(about 150 words). Another writer covers the method and its implications, so do not describe them.",
