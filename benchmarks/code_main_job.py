@@ -47,7 +47,10 @@ def summary(out: Path, title: str):
     "seeds.json of the runs in `out` (written by --num_seeds, else made here)."
     if (out / 'seeds.json').is_file(): return json.loads((out / 'seeds.json').read_text())
     dirs = seed_dirs(out)
+    infos = [json.loads((d / 'run.json').read_text()) for d in dirs]
     seeds = {**seed_summary(dirs), 'seed_values': [int(p.name.split('-')[1]) for p in dirs]}
+    if all('cpu_seconds' in i for i in infos):  # written by comlrl train when a run ends
+        seeds.update(minutes=[i['seconds'] / 60 for i in infos], cpu_minutes=[i['cpu_seconds'] / 60 for i in infos])
     plot_seeds(dirs, path=out / 'seeds.png', title=title)
     return seeds
 

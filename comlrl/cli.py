@@ -283,7 +283,11 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
     key = 'eval/reward' if 'eval/reward' in after else 'eval/return'  # multi-turn runs report per turn, and the return
     log(f"{key} {before[key]:.3f} -> {after[key]:.3f} in {secs / 60:.1f} min; agents, metrics.jsonl and "
         f"training_curves.png in {out}" if before else f"{key} {after[key]:.3f}")
-    return {'before': before, 'after': after, 'seconds': secs, 'cpu_seconds': _cpu_seconds() - c0, 'output_dir': str(out)}
+    cpu = _cpu_seconds() - c0
+    if acc.is_main_process:  # how long the run took, beside what it was
+        info = json.loads((out / 'run.json').read_text()); info.update(seconds=secs, cpu_seconds=cpu)
+        (out / 'run.json').write_text(json.dumps(info, indent=1))
+    return {'before': before, 'after': after, 'seconds': secs, 'cpu_seconds': cpu, 'output_dir': str(out)}
 
 # %% ../nbs/40_cli.ipynb #4e1a0b04
 def _train_seeds(argv: Sequence[str], run: RunArguments, cfg, log) -> dict:

@@ -70,7 +70,7 @@ _CPU_CONFIG = dict(report_to='none', max_steps=12, per_device_train_batch_size=2
                    learning_rate=3e-4, temperature=1.0, logging_steps=1, per_device_eval_batch_size=16, save_steps=None)
 _CPU_ENV_CONFIG = {  # the main jobs (20_writing, 22_codegen): a 135M model's samples stay closer to its greedy answers below temperature 1
     'tldr': dict(max_steps=24, max_completion_length=48, learning_rate=5e-4, temperature=0.7),
-    'code': dict(max_steps=16, max_completion_length=96, learning_rate=5e-4, temperature=0.5)}
+    'code': dict(max_steps=16, max_completion_length=128, learning_rate=5e-4, temperature=0.5)}
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset('cpu', 'any CPU (a laptop): the embedded SmolLM2-135M-Instruct in float32, a few minutes per run',
