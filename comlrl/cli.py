@@ -234,7 +234,7 @@ class _SaveAndScore:
 def train(argv: Sequence[str], # the arguments after `comlrl train`
           log=print, # where progress lines go
          ) -> dict: # {'before', 'after': eval metrics, 'seconds': wall time, 'cpu_seconds': CPU time (sandboxes included), 'output_dir'}
-    """`comlrl train`: evaluate, train, save, evaluate again and plot. Raises `CLIError` on bad input (before any loading).
+    """`comlrl train`: evaluate, train, save, evaluate again and plot (`TrainingCurvesCallback`). Raises `CLIError` on bad input (before any loading).
     Under `accelerate launch` / `torchrun` every process runs it; the main process prints and writes the files."""
     t0, c0 = time.perf_counter(), _cpu_seconds()
     if int(os.environ.get('RANK', '0')) != 0: log = lambda *a, **k: None  # one process speaks
@@ -269,12 +269,12 @@ def train(argv: Sequence[str], # the arguments after `comlrl train`
     if not run.resume:
         before = trainer.evaluate(progress='evaluating the untrained team'); trainer.log(before)
         log(f"untrained: {_fmt(before)}")
-    final = _SaveAndScore(); trainer.callbacks.append(final)
+    from comlrl.viz import TrainingCurvesCallback  # (matplotlib: imported once a run starts, not for `comlrl --help`)
+    final = _SaveAndScore()
+    trainer.callbacks += [final, TrainingCurvesCallback()]  # the curves are drawn after the final evaluation is logged
     trainer.train(resume_from_checkpoint=True if run.resume else None)
     after = final.metrics
     log(f"trained:   {_fmt(after)}")
-    from comlrl.viz import save_training_curves
-    if acc.is_main_process: save_training_curves(out)  # again, now with the final evaluation
     secs = time.perf_counter() - t0
     key = 'eval/reward' if 'eval/reward' in after else 'eval/return'  # multi-turn runs report per turn, and the return
     log(f"{key} {before[key]:.3f} -> {after[key]:.3f} in {secs / 60:.1f} min; agents, metrics.jsonl and "
