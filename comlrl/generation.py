@@ -181,7 +181,7 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
              system_prompt: Optional[str] = None, # see `encode_prompts`
              max_prompt_length: Optional[int] = None, # see `encode_prompts`
              prefix_sharing: bool = True, # encode each prompt once for its K samples (same samples, less work)
-             cache_implementation: Optional[str] = None, # 'shared', 'static' or 'dynamic' (see above); None: the fastest that applies
+             cache_implementation: Optional[str] = None, # 'shared' (needs prefix_sharing), 'static' or 'dynamic' (see above); None: the fastest that applies
              seeds: Optional[Sequence[int]] = None, # B integers: prompt b's samples draw from a generator seeded with seeds[b]; None: the global RNG
              compile_decoding: Optional[bool] = None, # decode steps under torch.compile (static cache, see below); None: on CUDA only
              stop_strings: Optional[Sequence[str]] = None, # a response also ends with the first of these in its text (see `stop_string_mask`)
@@ -195,6 +195,9 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
     if not 0 < top_p <= 1: raise ValueError(f"top_p must be in (0, 1], got {top_p}")
     if cache_implementation not in (None, 'shared', 'static', 'dynamic'):
         raise ValueError(f"cache_implementation must be 'shared', 'static', 'dynamic' or None, got {cache_implementation!r}")
+    if cache_implementation == 'shared' and not prefix_sharing:
+        raise ValueError("cache_implementation='shared' is the prefix-sharing cache: it needs prefix_sharing=True "
+                         "(without it, use 'static', 'dynamic' or None)")
     if compile_decoding and cache_implementation not in (None, 'static'):
         raise ValueError(f"compile_decoding=True needs the static cache: cache_implementation='static' or None, not {cache_implementation!r}")
     prompt_ids, prompt_mask = encode_prompts(tokenizer, prompts, use_chat_template, system_prompt, max_prompt_length)
@@ -220,7 +223,7 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
                     logits_processor=processors, **({'tokenizer': tokenizer} if stop_strings else {}))
         with torch.inference_mode():
             if not (prefix_sharing and P > 1):
-                if compiled: cfg.cache_implementation = 'static'
+                if compiled or cache_implementation == 'static': cfg.cache_implementation = 'static'
                 return model.generate(**rows)
             impl = 'static' if compiled else choose_cache(model, device, cache_implementation)  # run each prompt once,
             cache = prefill_cache(model, ids, mask, K, max_completion_length, implementation=impl,  # then K copies go on

@@ -6,12 +6,14 @@
 __all__ = ['ISOLATIONS', 'Limits', 'TestOutcome', 'ExecResult', 'SandboxSetupError', 'run_tests', 'detect_isolation', 'Sandbox']
 
 # %% ../nbs/21_sandbox.ipynb #98427d1b
-import ast, atexit, functools, hashlib, hmac, importlib.resources, json, marshal, os, secrets, selectors, shutil, signal
-import site, stat, subprocess, sys, tempfile, threading, time
+import ast, atexit, functools, hashlib, hmac, importlib.resources, inspect, json, marshal, os, secrets, selectors, shutil
+import signal, site, stat, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, Union
+
+from . import sandbox_harness as harness  # the trusted program the child runs, and the protocol both sides speak (21a)
 
 # %% ../nbs/21_sandbox.ipynb #4cc51b9c
 @dataclass
@@ -137,13 +139,17 @@ def _fstab_file(content: str) -> str:
 
 # %% ../nbs/21_sandbox.ipynb #2ecd2639
 @functools.cache
-def _shipped(name: str, # a file of the comlrl package: 'sandbox_harness.py' or 'sandbox_ns.sh'
+def _shipped(name: str, # a non-Python file of the comlrl package: 'sandbox_ns.sh'
             ) -> str:
     "The text of a file shipped in the comlrl package. Raises `RuntimeError` naming the file if the installation lacks it."
     try: return importlib.resources.files('comlrl').joinpath(name).read_text(encoding='utf-8')
     except OSError as e:
         raise RuntimeError(f"comlrl's sandbox file {name} is missing from the installation ({e}): reinstall comlrl "
                            "(a package built from source needs MANIFEST.in to include comlrl/*.sh)") from e
+
+def _harness_source() -> str:
+    "The source of the harness module the trainer imported (`harness`): what the child runs."
+    return inspect.getsource(harness)
 
 # %% ../nbs/21_sandbox.ipynb #292282e7
 _WRAP_SCRIPT = '"$@"; s=$?; exit $s'  # not `exec`: the wrapper stays the program's parent
@@ -156,7 +162,7 @@ def _harness_head(python: str) -> bytes:
     "The harness, marshalled: a code object for this interpreter, or its source for another one to compile."
     same = os.path.realpath(python) == os.path.realpath(sys.executable)
     if same not in _harness_blobs:
-        src = _shipped('sandbox_harness.py')
+        src = _harness_source()
         _harness_blobs[same] = marshal.dumps(compile(src, '<harness>', 'exec') if same else src)
     return _harness_blobs[same]
 
@@ -174,7 +180,7 @@ def _launch(isolation: str, python: str, limits: Limits, job: dict, key: bytes):
     job = dict(job, key=key.hex(), rfd=rfd_w, audit=limits.audit_hook,
                limits={k: v for k, v in asdict(limits).items() if k != 'audit_hook'},
                paths=[p for p in site.getsitepackages() if os.path.isdir(p)])
-    harness = [python, '-I', '-S', '-c', _BOOT, str(len(_harness_head(python)))]
+    child = [python, '-I', '-S', '-c', _BOOT, str(len(_harness_head(python)))]  # the harness's interpreter
     pdeath = ['setpriv', '--pdeathsig', 'KILL', '--'] if shutil.which('setpriv') else []
     workdir, kw = None, {}
     if isolation in ('namespaces', 'user-namespaces'):
@@ -183,7 +189,7 @@ def _launch(isolation: str, python: str, limits: Limits, job: dict, key: bytes):
         ns = ['--net', '--pid', '--ipc', '--uts', '--mount', '--kill-child']
         if isolation == 'user-namespaces': ns = ['--user', '--map-root-user'] + ns
         cmd = [*pdeath, 'unshare', *ns, '--', '/bin/sh', '-c', _shipped('sandbox_ns.sh'), 'sh', fstab,
-               '-' if uid is None else str(uid), str(limits.disk_mb), fstab_after, *harness]
+               '-' if uid is None else str(uid), str(limits.disk_mb), fstab_after, *child]
         job.update(setsid=True, writable=['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/dev/null'])
         env, cwd = _env('/tmp'), '/'
     else:
@@ -191,11 +197,13 @@ def _launch(isolation: str, python: str, limits: Limits, job: dict, key: bytes):
         if uid is not None:
             os.chown(workdir, uid, uid)
             kw = dict(user=uid, group=uid, extra_groups=[])
-        cmd = [*pdeath, '/bin/sh', '-c', _WRAP_SCRIPT, 'sh', *harness]
+        cmd = [*pdeath, '/bin/sh', '-c', _WRAP_SCRIPT, 'sh', *child]
         job.update(setsid=False, writable=[workdir, '/dev/null'])
         env, cwd = _env(workdir), workdir
-    payload = _harness_head(python) + marshal.dumps(job)
     try:
+        if (why := harness.job_problem(job)) is not None:  # a bug of comlrl's, never of the program
+            raise RuntimeError(f"the sandbox built a job outside the protocol (sandbox_harness.JOB): {why}")
+        payload = _harness_head(python) + marshal.dumps(job)
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 pass_fds=(rfd_w,), cwd=cwd, env=env, start_new_session=True, **kw)
     except BaseException:
@@ -281,8 +289,10 @@ def _verify(data: bytes, key: bytes):
         tag, _, body = line.partition(b' ')
         want = hashlib.blake2b(b'%d:' % seq + body, key=key, digest_size=16).hexdigest().encode()
         if not hmac.compare_digest(tag, want): return recs, True
-        try: recs.append(json.loads(body))
+        try: rec = json.loads(body)
         except ValueError: return recs, True
+        if harness.record_problem(rec) is not None: return recs, True  # the harness writes only the protocol's records
+        recs.append(rec)
     return recs, False
 
 # %% ../nbs/21_sandbox.ipynb #4a7cb09a
@@ -307,25 +317,25 @@ def _assemble(recs, forged, kind, tests, timed_out, rc, stdout, stderr, seconds)
                           seconds)
     by = {}
     for r in recs: by.setdefault(r['kind'], []).append(r)
-    if 'tests' in by: names = by['tests'][0]['names']
+    if harness.TESTS in by: names = by[harness.TESTS][0]['names']
     elif kind == 'asserts': names = [f'test_{i}' for i in range(len(tests))]
     else: names = [f'test_{i}' for i in range(_count_unittest_tests(tests))]
     fail_all = lambda why: [TestOutcome(n, False, why) for n in names]
     if forged:
         return mk('crashed', 'the result channel carried records the harness did not write', fail_all('forged results'))
-    if 'setup_error' in by:
-        raise SandboxSetupError(f"the trusted setup code failed in the sandbox: {by['setup_error'][0]['error']}; "
+    if harness.SETUP_ERROR in by:
+        raise SandboxSetupError(f"the trusted setup code failed in the sandbox: {by[harness.SETUP_ERROR][0]['error']}; "
                                 "fix `setup` (or install the module it imports)")
-    prog = by.get('program', [{}])[0]
+    prog = by.get(harness.PROGRAM, [{}])[0]
     if prog.get('status') in ('syntax_error', 'error', 'memory'):
         return mk(prog['status'], prog['error'], fail_all(f"not run: {prog['status']}"))
-    if 'tampered' in by:
-        return mk('error', 'the program modified trusted code: ' + by['tampered'][0]['error'],
+    if harness.TAMPERED in by:
+        return mk('error', 'the program modified trusted code: ' + by[harness.TAMPERED][0]['error'],
                   fail_all('not scored: the program modified trusted code'))
-    if 'tests_error' in by:
-        return mk('error', 'the tests failed to load: ' + by['tests_error'][0]['error'], fail_all('not run'))
-    got = {r['i']: TestOutcome(r['name'], r['passed'], r['error']) for r in by.get('test', [])}
-    if 'done' in by: status, error = 'ok', None
+    if harness.TESTS_ERROR in by:
+        return mk('error', 'the tests failed to load: ' + by[harness.TESTS_ERROR][0]['error'], fail_all('not run'))
+    got = {r['i']: TestOutcome(r['name'], r['passed'], r['error']) for r in by.get(harness.TEST, [])}
+    if harness.DONE in by: status, error = 'ok', None
     elif timed_out or rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
         status, error = 'timeout', 'the program ran past its time limit'
     elif any((t.error or '').startswith('MemoryError') for t in got.values()) or 'MemoryError' in stderr[-2000:]:
@@ -342,19 +352,8 @@ def _check_source(src, what: str):
     except SyntaxError as e:
         raise ValueError(f"{what} is trusted code but does not parse: {e.msg} (line {e.lineno}); fix the {what}") from None
 
-def run_tests(program: str, # the untrusted code (defines functions/classes)
-              tests: Union[Sequence[str], str], # 'asserts': snippets, one test each (a str is one snippet); 'unittest': the test source
-              kind: str = 'asserts', # 'asserts' or 'unittest' (each test method of each TestCase the source defines is one test)
-              setup: str = '', # trusted code run before the program (imports, helpers such as HumanEval's check())
-              timeout: float = 10.0, # wall-clock seconds for the whole run, launch included
-              limits: Optional[Limits] = None, # resource limits; None = Limits()
-              isolation: str = 'auto', # 'auto' (detect_isolation), 'namespaces', 'user-namespaces' or 'none'
-              python: Optional[str] = None, # interpreter for the sandbox; None = this one (sys.executable)
-             ) -> ExecResult:
-    """Run untrusted `program`, then `tests` against it, in a fresh sandboxed interpreter; see the notebook for guarantees.
-    Snippets run in order in a namespace that sees the program's names (setup's names win); a failing one does not stop
-    the rest. Raises `TypeError`/`ValueError` for bad arguments or trusted code that does not parse, `SandboxSetupError`
-    if `setup` raises inside the sandbox. Never raises because of what the program does."""
+def _check_tests(program, tests, kind, setup) -> Union[list, str]: # the tests as the job carries them
+    "A run's program, tests, kind and setup, checked (see `run_tests`); a single snippet becomes a list of one."
     if not isinstance(program, str): raise TypeError(f"program must be a string of Python source, got {type(program).__name__}")
     if kind == 'asserts':
         tests = [tests] if isinstance(tests, str) else list(tests)
@@ -365,15 +364,26 @@ def run_tests(program: str, # the untrusted code (defines functions/classes)
         _check_source(tests, 'tests')
     else: raise ValueError(f"kind must be 'asserts' or 'unittest', got {kind!r}")
     _check_source(setup, 'setup')
+    return tests
+
+def _run_options(timeout, limits, isolation, python) -> tuple: # (timeout, limits, isolation, python), resolved
+    "The options of runs, checked once: by `run_tests` for its run, by `Sandbox` when it is made. 'auto' is detected here."
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     limits = Limits() if limits is None else limits
     if not isinstance(limits, Limits): raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
+    if isolation != 'auto' and isolation not in ISOLATIONS:
+        raise ValueError(f"isolation must be 'auto' or one of {ISOLATIONS}, got {isolation!r}")
     python = python or sys.executable
-    if isolation == 'auto': isolation = detect_isolation(python)
-    if isolation not in ISOLATIONS: raise ValueError(f"isolation must be 'auto' or one of {ISOLATIONS}, got {isolation!r}")
+    return timeout, limits, detect_isolation(python) if isolation == 'auto' else isolation, python
+
+# %% ../nbs/21_sandbox.ipynb #e1b2c3d4
+def _run(program: str, tests: Union[list, str], kind: str, setup: str, # checked by `_check_tests`
+         timeout: float, limits: Limits, isolation: str, python: str, # checked by `_run_options`
+        ) -> ExecResult:
+    "One run of checked arguments: launch it, collect its output and records until it ends or times out, judge them."
     key, t0 = secrets.token_bytes(32), time.monotonic()
-    job = dict(kind=kind, tests=tests, setup=setup, program=program)
+    job = dict(program=program, tests=tests, unittest=kind == 'unittest', setup=setup)
     proc, rfd, payload, uid, workdir = _launch(isolation, python, limits, job, key)
     try:
         reads, timed_out = _communicate(proc, rfd, payload, t0 + timeout, limits.max_output_bytes)
@@ -396,6 +406,22 @@ def run_tests(program: str, # the untrusted code (defines functions/classes)
     recs, forged = _verify(bytes(res), key)
     return _assemble(recs, forged, kind, tests, timed_out, proc.returncode, _decode(out, d_out[0]),
                      _decode(err, d_err[0]), time.monotonic() - t0)
+
+def run_tests(program: str, # the untrusted code (defines functions/classes)
+              tests: Union[Sequence[str], str], # 'asserts': snippets, one test each (a str is one snippet); 'unittest': the test source
+              kind: str = 'asserts', # 'asserts' or 'unittest' (each test method of each TestCase the source defines is one test)
+              setup: str = '', # trusted code run before the program (imports, helpers such as HumanEval's check())
+              timeout: float = 10.0, # wall-clock seconds for the whole run, launch included
+              limits: Optional[Limits] = None, # resource limits; None = Limits()
+              isolation: str = 'auto', # 'auto' (detect_isolation), 'namespaces', 'user-namespaces' or 'none'
+              python: Optional[str] = None, # interpreter for the sandbox; None = this one (sys.executable)
+             ) -> ExecResult:
+    """Run untrusted `program`, then `tests` against it, in a fresh sandboxed interpreter; see the notebook for guarantees.
+    Snippets run in order in a namespace that sees the program's names (setup's names win); a failing one does not stop
+    the rest. Raises `TypeError`/`ValueError` for bad arguments or trusted code that does not parse, `SandboxSetupError`
+    if `setup` raises inside the sandbox. Never raises because of what the program does."""
+    return _run(program, _check_tests(program, tests, kind, setup), kind, setup,
+                *_run_options(timeout, limits, isolation, python))
 
 # %% ../nbs/21_sandbox.ipynb #e4bc8a7b
 _detected = {}
@@ -437,19 +463,14 @@ class Sandbox:
                 ):
         if max_workers is not None and (isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1):
             raise ValueError(f"max_workers must be a positive integer or None, got {max_workers!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        if isolation != 'auto' and isolation not in ISOLATIONS:
-            raise ValueError(f"isolation must be 'auto' or one of {ISOLATIONS}, got {isolation!r}")
-        if limits is not None and not isinstance(limits, Limits): raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
+        self.timeout, self.limits, self.isolation, self.python = _run_options(timeout, limits, isolation, python)
         self.max_workers = max_workers or max(1, len(os.sched_getaffinity(0)) // int(os.environ.get('LOCAL_WORLD_SIZE', '1')))
-        self.timeout, self.limits, self.python = timeout, limits or Limits(), python or sys.executable
-        self.isolation = detect_isolation(self.python) if isolation == 'auto' else isolation
         self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix='comlrl-sandbox')
 
     def run(self, program: str, tests: Union[Sequence[str], str], kind: str = 'asserts', setup: str = '') -> ExecResult:
-        "One run in the calling thread (see `run_tests`)."
-        return run_tests(program, tests, kind, setup, self.timeout, self.limits, self.isolation, self.python)
+        "One run in the calling thread (see `run_tests`), with the options checked when the pool was made."
+        return _run(program, _check_tests(program, tests, kind, setup), kind, setup, self.timeout, self.limits, self.isolation,
+                    self.python)
 
     def map(self, jobs: Sequence[dict], # each: {'program', 'tests'[, 'kind', 'setup']}, the arguments of `run`
            ) -> list: # one ExecResult per job, in order

@@ -1002,9 +1002,6 @@ def train(self: MATrainer, resume_from_checkpoint: Union[str, Path, bool, None] 
                 self.log(self.evaluate())
             if a.save_steps and self.global_step % a.save_steps == 0: self.save_checkpoint()
         bar.close()
-        if self.log_history and acc.is_main_process:  # the curves of every run, next to its metrics (see `41_viz`)
-            from comlrl.viz import save_training_curves
-            save_training_curves(self.output_dir)
         for cb in self.callbacks:
             if hasattr(cb, 'on_train_end'): cb.on_train_end(self)
     except BaseException:  # a failed or interrupted run: its W&B run is marked failed, and the error goes on

@@ -123,8 +123,9 @@ class TrainingCurvesCallback:
             raise ValueError(f"TrainingCurvesCallback.every must be None or a positive integer, got {every!r}")
         self.filename, self.every, self._logs = filename, every, 0
 
-    def save(self, trainer) -> Path:
-        "Draw the run's records (`trainer.log_history`: this run's, including those kept on resume) to the image."
+    def save(self, trainer) -> Optional[Path]:
+        "Draw the run's records (`trainer.log_history`: this run's, including those kept on resume) to the image; None on the other processes."
+        if not trainer.accelerator.is_main_process: return None  # one process draws, as one writes metrics.jsonl
         out = Path(trainer.output_dir) / self.filename
         plot_training_curves(trainer.log_history, path=out, title=f"{type(trainer).__name__}, step {trainer.global_step}")
         return out

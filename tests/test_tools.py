@@ -255,3 +255,54 @@ def test_output_check_of_the_pages_allows_a_long_api_reference_only(tmp_path):
     nb['cells'][5]['source'] = ['print(x)']; nb['cells'][5]['outputs'] = [table]  # a cell of the page's own, not the reference
     p.write_text(json.dumps(nb, indent=1))
     assert _check('check_outputs.py', '--docs', p).returncode == 1
+
+
+def _nbs_with(tmp_path: Path, name: str, code: str = None, replace: tuple = None) -> Path:
+    "A copy of the notebooks in `tmp_path/nbs`, notebook `name` with one more code cell `code` or a text replaced."
+    d = tmp_path / 'nbs'
+    d.mkdir()
+    for p in (ROOT / 'nbs').glob('*.ipynb'): shutil.copy(p, d)
+    nb = json.loads((d / name).read_text())
+    if code is not None:
+        nb['cells'].insert(5, {'cell_type': 'code', 'id': 'planted0', 'metadata': {}, 'execution_count': None, 'outputs': [],
+                               'source': code.splitlines(keepends=True)})
+    if replace is not None:
+        old, new = replace
+        cells = [c for c in nb['cells'] if old in ''.join(c['source'])]
+        assert len(cells) == 1, (name, old)
+        cells[0]['source'] = ''.join(cells[0]['source']).replace(old, new).splitlines(keepends=True)
+    (d / name).write_text(json.dumps(nb, indent=1))
+    return d
+
+
+def test_notebook_order_check_passes_on_the_notebooks():
+    r = _check('check_notebook_order.py')
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('name,code,why', [
+    ('01_models.ipynb', '#| export\nfrom comlrl.trainer import MATrainer',
+     '01_models cell 5 (planted0) line 2: imports comlrl.trainer, which the later notebook 04_trainer exports'),
+    ('05_toy_team.ipynb', '#| export\ndef curves(run):\n    "A lazy import is a dependency too."\n    import comlrl.viz\n'
+     '    return comlrl.viz.plot_training_curves(run)', '05_toy_team cell 5 (planted0) line 4: imports comlrl.viz'),
+    ('03_rollout.ipynb', '#| export\nfrom . import sandbox', '03_rollout cell 5 (planted0) line 2: imports comlrl.sandbox'),
+    ('21_sandbox.ipynb', '#| export\nfrom comlrl.envs import codegen', 'imports comlrl.envs.codegen, which the later notebook 22_codegen'),
+])
+def test_notebook_order_check_fails_on_a_planted_import_of_a_later_notebook(tmp_path, name, code, why):
+    r = _check('check_notebook_order.py', _nbs_with(tmp_path, name, code))
+    assert r.returncode == 1 and why in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('name,code', [
+    ('05_toy_team.ipynb', '#| export\nfrom comlrl.trainer import MATrainer'),  # an earlier notebook's module
+    ('01_models.ipynb', 'from comlrl.trainer import MATrainer'),  # a test cell, not exported
+])
+def test_notebook_order_check_allows_imports_of_earlier_notebooks_and_in_test_cells(tmp_path, name, code):
+    r = _check('check_notebook_order.py', _nbs_with(tmp_path, name, code))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_notebook_order_check_wants_a_known_exception_removed_once_it_is_gone(tmp_path):
+    d = _nbs_with(tmp_path, '40_cli.ipynb', replace=('from comlrl.viz import TrainingCurvesCallback', 'TrainingCurvesCallback = None'))
+    r = _check('check_notebook_order.py', d)
+    assert r.returncode == 1 and "40_cli no longer imports comlrl.viz from a later notebook: remove ('40_cli', 'comlrl.viz')" in r.stdout, r.stdout
