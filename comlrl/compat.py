@@ -7,8 +7,8 @@ __all__ = ['WANDB_CONFIG_KEYS', 'ReferenceConfig', 'normalize_parallel_training'
            'PerJointActionReward', 'PerItemReward', 'model_loading_kwargs', 'add_special_tokens', 'check_wandb_config',
            'reference_device', 'ReferenceTrainer', 'NotProvidedError', 'reference_module', 'refuse_submodules']
 
-# %% ../nbs/51_compat.ipynb #37efb44d
-import contextlib, copy, dataclasses, inspect, math, numbers, sys, types
+# %% ../nbs/51_compat.ipynb #47fe42ea
+import contextlib, copy, dataclasses, inspect, json, math, numbers, sys, types
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -21,7 +21,7 @@ from .models import load_agents
 from .rollout import from_external_transition, rollout
 from .trainer import MAConfig, MATrainer, _Cursor, _eval_records, unknown_names_error
 
-# %% ../nbs/51_compat.ipynb #29970423
+# %% ../nbs/51_compat.ipynb #37fca887
 class ReferenceConfig:
     """Base of the reference library's config dataclasses. Subclasses set `comlrl_class` (the comlrl config they translate
     into) and `comlrl_names` (comlrl field -> the reference field it corresponds to), and define `comlrl_kwargs`.
@@ -59,7 +59,7 @@ class ReferenceConfig:
 
     def to_dict(self) -> dict: return dataclasses.asdict(self)
 
-# %% ../nbs/51_compat.ipynb #255f98ee
+# %% ../nbs/51_compat.ipynb #fe4106a9
 def normalize_parallel_training(mode) -> str:
     "The reference's `parallel_training` as 'none' or 'mp'. Raises `ValueError` for anything else."
     m = 'none' if mode is None else str(mode).strip().lower()
@@ -78,7 +78,7 @@ def check_counts(cfg, # a reference config
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
                 raise ValueError(f"{type(cfg).__name__}.{f} must be an integer >= {low}, got {v!r}")
 
-# %% ../nbs/51_compat.ipynb #3cb92ec4
+# %% ../nbs/51_compat.ipynb #18664784
 def _as_floats(raw) -> list:
     "A reward function's answer as a list of floats, as the reference reads it."
     if isinstance(raw, torch.Tensor): raw = raw.detach().cpu().tolist()
@@ -118,7 +118,7 @@ def call_reward_function(reward_func: Callable, # a reward function in any of th
         try: return _as_floats(reward_func(*comps))
         except TypeError: raise first
 
-# %% ../nbs/51_compat.ipynb #5203b0c6
+# %% ../nbs/51_compat.ipynb #b5c8e260
 def _reward_error(func, e: Exception, what: str) -> RewardFunctionError:
     name = getattr(func, '__name__', type(func).__name__)
     return RewardFunctionError(f"reward function {name} raised {type(e).__name__} while scoring {what}: {e}")
@@ -159,7 +159,7 @@ class PerJointActionReward:
             out.append(float(vals[0]) if vals else 0.0)
         return out
 
-# %% ../nbs/51_compat.ipynb #7a7ac81f
+# %% ../nbs/51_compat.ipynb #993b38c1
 class PerItemReward:
     "The reference's actor-critic reward contract as a batched comlrl reward function. Raises `RewardFunctionError` for per-agent rewards."
     def __init__(self, func: Callable, # the user's reward function, in any of the reference's forms
@@ -192,7 +192,7 @@ class PerItemReward:
             else: raise RewardFunctionError(f"reward function {self.__name__} returned {len(vals)} numbers: return 1 or {K} (one per sample)")
         return out
 
-# %% ../nbs/51_compat.ipynb #19d05247
+# %% ../nbs/51_compat.ipynb #d8725072
 def model_loading_kwargs(model_config: Optional[dict], # the reference's model_config, or None
                         ) -> dict: # keyword arguments for `load_agents`: dtype, attn_implementation, model_kwargs
     "Read the reference's `model_config` as `load_agents` options. Raises `ValueError` for an unknown key or two different dtypes."
@@ -229,7 +229,7 @@ def add_special_tokens(tokenizers: list, # the agents' tokenizers
             raise ValueError(f"model_config special_tokens {special} add {len(tok) - before} new token(s) to the tokenizer, which "
                              "the model has no embeddings for: resize the model's embeddings first, or use tokens it knows")
 
-# %% ../nbs/51_compat.ipynb #02fa7824
+# %% ../nbs/51_compat.ipynb #abf88e46
 WANDB_CONFIG_KEYS = ('project', 'entity', 'name', 'run_name', 'dir', 'tags', 'config_sections', 'id', 'resume')
 
 def check_wandb_config(wandb_config: Optional[dict], # the reference library's `wandb_config=`, or None
@@ -252,7 +252,7 @@ def check_wandb_config(wandb_config: Optional[dict], # the reference library's `
         raise ValueError(f"wandb_config['config_sections'] must be a dict of config sections, got {type(s).__name__}")
     return dict(wandb_config)
 
-# %% ../nbs/51_compat.ipynb #7a068a04
+# %% ../nbs/51_compat.ipynb #25e59cc4
 def reference_device(parallel_training: str, # the reference's 'none' (one device for all) or 'mp' (one per agent)
                      agent_devices, # None, one device, 'auto', or a list
                      num_agents: int, # n
@@ -266,7 +266,7 @@ def reference_device(parallel_training: str, # the reference's 'none' (one devic
     if len(ds) != num_agents: raise ValueError(f"agent_devices has {len(ds)} devices for {num_agents} agents: give one, or one per agent")
     return ds
 
-# %% ../nbs/51_compat.ipynb #d87640b7
+# %% ../nbs/51_compat.ipynb #84f2fa1c
 class ReferenceTrainer:
     "Base of the reference library's trainers: its constructor arguments and methods, on the comlrl trainer that follows it in the bases."
     default_config_cls: type = None  # the reference config built when args=None
@@ -311,7 +311,7 @@ class ReferenceTrainer:
     @property
     def num_agents(self) -> int: return len(self.agents)
 
-# %% ../nbs/51_compat.ipynb #9fec2354
+# %% ../nbs/51_compat.ipynb #e6c9b4a8
 @patch
 @torch.no_grad()
 def evaluate(self: ReferenceTrainer, num_eval_samples: Optional[int] = None, # items to evaluate (default: `eval_num_samples`)
@@ -352,7 +352,7 @@ def reference_metrics(self: ReferenceTrainer, items: list, # the evaluated items
     "Hook: the family's own evaluation metrics. None here."
     return {}
 
-# %% ../nbs/51_compat.ipynb #44c9d673
+# %% ../nbs/51_compat.ipynb #38648d0b
 def _positive_int(v, name: str, none_ok: bool = False):
     if v is None and none_ok: return
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
@@ -383,9 +383,15 @@ def train(self: ReferenceTrainer, resume_from_checkpoint=None, # a checkpoint fo
 @patch
 def save_checkpoint(self: ReferenceTrainer, output_dir=None, # the checkpoint's folder; None: output_dir/checkpoint-{step}
                    ) -> str: # the folder written
-    "Write a comlrl checkpoint (`04_trainer`) atomically into `output_dir`."
+    "Write a comlrl checkpoint (`04_trainer`) atomically into `output_dir`, with the metadata the reference reads (`reference_checkpoint.json`)."
     if getattr(self, '_cursor', None) is None: self._cursor = _Cursor(len(self.train_dataset or []), self.args.seed)
-    return str(super(ReferenceTrainer, self).save_checkpoint(None if output_dir is None else Path(output_dir)))
+    path = super(ReferenceTrainer, self).save_checkpoint(None if output_dir is None else Path(output_dir))
+    if self.accelerator.is_main_process:
+        run = self._loggers.get('wandb') if self._loggers else None
+        (path / 'reference_checkpoint.json').write_text(json.dumps({
+            'version': 1, 'trainer_class': type(self).__name__, 'sequence': self.global_step, 'run_id': None,
+            'wandb': None if run is None else {k: getattr(run, k) for k in ('id', 'project', 'entity') if getattr(run, k, None)}}))
+    return str(path)
 
 @patch
 def load_checkpoint(self: ReferenceTrainer, checkpoint, # a checkpoint folder, or its training_state.pt
@@ -411,7 +417,7 @@ def get_eval_dataloader(self: ReferenceTrainer) -> Optional[DataLoader]:
     if self.eval_dataset is None: return None
     return DataLoader(self.eval_dataset, batch_size=self.reference_args.eval_batch_size, shuffle=False, collate_fn=list)
 
-# %% ../nbs/51_compat.ipynb #0abdec84
+# %% ../nbs/51_compat.ipynb #4985f43a
 @patch
 def run_config(self: ReferenceTrainer) -> dict:
     "comlrl's run config, the reference's config and algorithm name, and `wandb_config`'s `config_sections` (with its dataset shortcuts)."
@@ -433,7 +439,7 @@ def wandb_init_kwargs(self: ReferenceTrainer) -> dict:
     if 'wandb' not in self._run_ids: kw.update({k: wc[k] for k in ('id', 'resume') if wc.get(k) is not None})
     return kw
 
-# %% ../nbs/51_compat.ipynb #ea448271
+# %% ../nbs/51_compat.ipynb #bdc3c3f4
 class NotProvidedError(ImportError):
     "A module or name of the reference library CoMLRL 1.4.3 that comlrl does not provide; the message says what to use."
 

@@ -7,7 +7,7 @@ __all__ = ['ADVANTAGE_MODES', 'reference_advantages', 'MAGRPOConfig', 'MAREINFOR
            'MAGRPOTrainer', 'MAREINFORCETrainer', 'MARLOOTrainer', 'MAReMaxTrainer', 'CentralizedComparatorParseError',
            'TaggedCentralizedComparatorAdapter', 'JointRoles', 'CentralizedMAGRPOConfig', 'CentralizedMAGRPOTrainer']
 
-# %% ../../../nbs/52_ref_reinforce.ipynb #5d4446b8
+# %% ../../../nbs/52_ref_reinforce.ipynb #b30fe06c
 import dataclasses, inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
@@ -23,7 +23,7 @@ from ..mareinforce import reinforce_advantages
 from ..maremax import max_advantages
 from ..marloo import rloo_advantages
 
-# %% ../../../nbs/52_ref_reinforce.ipynb #2de473e7
+# %% ../../../nbs/52_ref_reinforce.ipynb #48804b7d
 ADVANTAGE_MODES = {'mean': grpo_advantages, 'raw': reinforce_advantages, 'rloo': rloo_advantages, 'max': max_advantages}
 
 def reference_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K samples
@@ -39,7 +39,7 @@ def reference_advantages(returns: torch.Tensor, # [G, K] returns of G groups of 
         A = (A - A.mean(-1, keepdim=True)) / A.std(-1, keepdim=True, unbiased=False).clamp(min=1e-6)
     return A
 
-# %% ../../../nbs/52_ref_reinforce.ipynb #45cdf3b6
+# %% ../../../nbs/52_ref_reinforce.ipynb #ffd49f0b
 @dataclass
 class MAGRPOConfig(ReferenceConfig):
     "The reference's MAGRPO config (CoMLRL 1.4.3): its fields, defaults and checks; `comlrl` sets comlrl config fields it has no field for."
@@ -117,7 +117,7 @@ class MAReMaxConfig(MAGRPOConfig):
     "The reference's MAReMax config: `MAGRPOConfig` with the group-maximum baseline (`advantage_mode='max'`)."
     advantage_mode: str = 'max'
 
-# %% ../../../nbs/52_ref_reinforce.ipynb #722fd86c
+# %% ../../../nbs/52_ref_reinforce.ipynb #abe0738d
 class MAGRPOTrainer(ReferenceTrainer, _magrpo.MAGRPOTrainer):
     "The reference's MAGRPO trainer (CoMLRL 1.4.3) on comlrl's `MAGRPOTrainer`; `args.advantage_mode` picks the baseline."
     default_config_cls, algorithm_name = MAGRPOConfig, 'MAGRPO'
@@ -178,7 +178,7 @@ class MAReMaxTrainer(MAGRPOTrainer):
     "The reference's MAReMax: `MAGRPOTrainer` with `MAReMaxConfig` (group-maximum baseline) by default."
     default_config_cls, algorithm_name = MAReMaxConfig, 'MAReMax'
 
-# %% ../../../nbs/52_ref_reinforce.ipynb #436c99d6
+# %% ../../../nbs/52_ref_reinforce.ipynb #af5cb2e6
 import re
 from ...compat import call_reward_function
 from ...core import as_formatters
@@ -234,7 +234,7 @@ class JointRoles:
             out.append(vals[0])
         return out
 
-# %% ../../../nbs/52_ref_reinforce.ipynb #c682ac70
+# %% ../../../nbs/52_ref_reinforce.ipynb #6552e1e3
 @dataclass
 class CentralizedMAGRPOConfig(MAGRPOConfig):
     "The reference's centralised MAGRPO config: `MAGRPOConfig` with one turn and `collaboration_mode='centralized'`."
@@ -264,7 +264,7 @@ class CentralizedMAGRPOTrainer(MAGRPOTrainer):
         super().__init__(agents=agents, tokenizer=tokenizer, num_agents=1, args=cfg, reward_func=self.centralized_collaboration,
                          formatters=self.centralized_collaboration.build_prompt, **kwargs)
 
-# %% ../../../nbs/52_ref_reinforce.ipynb #96ac4d69
+# %% ../../../nbs/52_ref_reinforce.ipynb #ef174aa7
 #| eval: false
 _NODE = "the reference's rollout-buffer entry; comlrl keeps whole rollouts (comlrl.rollout.Rollout), see nbs/03_rollout"
 reference_module(__name__, 'magrpo', {'MAGRPOConfig': MAGRPOConfig, 'MAGRPOTrainer': MAGRPOTrainer}, missing={'NodeSample': _NODE})
