@@ -132,3 +132,33 @@ def test_every_public_name_is_there_or_says_it_is_not_provided():
     total = sum(len(i['public']) for m, i in API['modules'].items() if m not in NOT_PROVIDED_MODULES)
     assert there + refused == total
     assert there >= 100, there
+
+
+def test_coming_from_comlrl_lists_every_name():
+    from comlrl.compat import REFERENCE_NAMES
+    names = {n for info in API['modules'].values() for n in info['public']}
+    assert set(REFERENCE_NAMES) == names, (names - set(REFERENCE_NAMES), set(REFERENCE_NAMES) - names)
+
+
+def reference_name_rows() -> list:
+    "(name, what its path here does, comlrl's own) for every public name of CoMLRL 1.4.3, sorted: the table of 50_from_comlrl."
+    import sys
+    from comlrl.compat import NotProvidedError, REFERENCE_NAMES
+    served_pkgs = ['comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic', 'comlrl.utils', 'comlrl.schedulers', 'comlrl.trainers.preference']
+    for p in served_pkgs: importlib.import_module(p)
+    modules = ['comlrl', 'comlrl.trainers'] + sorted(m for m in sys.modules if any(m == p or m.startswith(p + '.') for p in served_pkgs))
+    def where(name):
+        refused = REFERENCE_NAMES[name].startswith('not in comlrl')  # its module refuses to import, saying why
+        for m in modules:
+            try: getattr(sys.modules[m], name); return 'served'
+            except NotProvidedError: refused = True
+            except AttributeError: pass
+        return 'refused, with the reason' if refused else 'no such path here'
+    return [(n, where(n), REFERENCE_NAMES[n]) for n in sorted(REFERENCE_NAMES, key=str.lower)]
+
+
+def test_coming_from_comlrl_shows_the_table_the_code_gives():
+    from execnb.nbio import read_nb
+    text = '\n'.join(c.source for c in read_nb(ROOT / 'nbs' / '50_from_comlrl.ipynb').cells if c.cell_type == 'markdown')
+    for n, w, e in reference_name_rows():
+        assert f'| `{n}` | {w} | {e} |' in text, f'50_from_comlrl: the row of {n} is not | `{n}` | {w} | {e} |'
