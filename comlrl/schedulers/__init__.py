@@ -11,6 +11,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 import torch
 
 from ..compat import normalize_parallel_training, reference_module
+from ..models import default_device
 
 DeviceSpec = Union[str, Sequence[str]]
 
@@ -18,9 +19,9 @@ class DeviceScheduler:
     "The reference's device placement rules (see above). Raises `ValueError` for a list that fits neither 1 nor `n` models."
     @staticmethod
     def _auto_devices(n: int) -> List[torch.device]:
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count < 1: return [torch.device('cpu')] * n
-        return [torch.device('cuda:0')] * n if count < n else [torch.device(f'cuda:{i}') for i in range(n)]
+        dev = torch.device(default_device())  # the CPU without a GPU
+        if dev.type != 'cuda': return [dev] * n
+        return [torch.device(dev.type, 0)] * n if torch.cuda.device_count() < n else [torch.device(dev.type, i) for i in range(n)]
 
     @staticmethod
     def resolve_devices(spec: Optional[DeviceSpec], num_devices: int, *, kind: str = 'devices') -> List[torch.device]:

@@ -24,6 +24,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 
 from ..compat import call_reward_function, check_wandb_config, normalize_parallel_training, reference_module
 from ..generation import completion_logprobs
+from ..models import default_device
 
 # %% ../../nbs/54_ref_utils.ipynb #9e2fe7c3
 class RewardProcessors:
@@ -175,8 +176,8 @@ class DistributedContext:
     device: torch.device
 
 def local_context(device=None) -> DistributedContext:
-    "The main process on `device` (default: CUDA when available, else the CPU)."
-    return DistributedContext(True, torch.device(device) if device is not None else torch.device('cuda' if torch.cuda.is_available() else 'cpu'))
+    "The main process on `device` (default: comlrl's `default_device()`, CUDA when available, else the CPU)."
+    return DistributedContext(True, torch.device(device if device is not None else default_device()))
 
 def unwrap_model(model): return getattr(model, 'module', model)
 
