@@ -246,8 +246,8 @@ class RewardFunction:
         if self.contract == 'per_joint_action': return self._per_joint(completions, prompts, batch_items, J)
         out = _invoke(self.func, self.sig, completions, prompts, batch_items)
         if J > 1 and _num_values(out) == 1: return self._recognise(out, completions, prompts, batch_items, J)
-        if self.contract == 'auto' and 1 < J == self.num_agents and _num_values(out) == J:
-            self._not_per_agent(completions, prompts, batch_items)  # J numbers could be one per agent
+        if self.contract == 'auto' and 1 < J == self.num_agents and _num_values(out) == J and not isinstance(out, (Mapping, Rewards)):
+            self._not_per_agent(completions, prompts, batch_items)  # J plain numbers could be one per agent (CoMLRL's form)
         hint = ('' if J < 2 else f": return one number per joint action ({J}), or exactly one if {self.name} scores one "
                 f"joint action per call (CoMLRL's contract){_PER_AGENT}")
         return _parse_rewards(out, J, self.name, hint=hint)

@@ -162,3 +162,27 @@ def test_coming_from_comlrl_shows_the_table_the_code_gives():
     text = '\n'.join(c.source for c in read_nb(ROOT / 'nbs' / '50_from_comlrl.ipynb').cells if c.cell_type == 'markdown')
     for n, w, e in reference_name_rows():
         assert f'| `{n}` | {w} | {e} |' in text, f'50_from_comlrl: the row of {n} is not | `{n}` | {w} | {e} |'
+
+
+def test_core_types_carry_no_compatibility_parameters():
+    "comlrl's own classes lose what exists only for the reference: it is the layer's (51_compat)."
+    import inspect
+    from comlrl.core import RewardFunction
+    from comlrl.trainer import MAConfig, MATrainer
+    reference_only = {'wandb_config', 'external_transition', 'reward_processor', 'agent_model', 'model_config'}
+    assert not reference_only & set(inspect.signature(MATrainer.__init__).parameters)
+    assert 'reward_processor' not in inspect.signature(RewardFunction.__init__).parameters
+    assert 'external_prompt_passthrough' not in {f.name for f in dataclasses.fields(MAConfig)}
+
+
+def test_comlrl_never_imports_the_layer():
+    "Importing any of comlrl's own modules leaves the compatibility layer unloaded (it sits on top, 51_compat)."
+    import subprocess, sys
+    own = sorted(p.stem for p in (ROOT / 'comlrl').glob('*.py') if not p.stem.startswith('_') and p.stem != 'compat')
+    own += [f'trainers.{p.stem}' for p in (ROOT / 'comlrl' / 'trainers').glob('*.py') if not p.stem.startswith('_')]
+    own += [f'envs.{p.stem}' for p in (ROOT / 'comlrl' / 'envs').glob('*.py') if not p.stem.startswith('_')]
+    code = ('import importlib, sys\n' + ''.join(f"importlib.import_module('comlrl.{m}')\n" for m in own) +
+            "print(sorted(m for m in sys.modules if m == 'comlrl.compat' or m.startswith(('comlrl.utils', 'comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic'))))")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == '[]', out.stdout
