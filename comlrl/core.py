@@ -76,6 +76,9 @@ class RewardFunctionError(ValueError):
     "A reward function raised, or returned something that breaks the reward-function contract."
 
 # %% ../nbs/00_core.ipynb #3efd1cc8
+_REFERENCE_HINT = (" (code written for CoMLRL 1.4.3 runs with its own trainers, from comlrl.trainers.reinforce and "
+                   "comlrl.trainers.actor_critic, which call reward functions exactly as it does)")
+
 def _accepts(sig: inspect.Signature, name: str) -> bool:
     ps = sig.parameters
     return name in ps or any(p.kind is p.VAR_KEYWORD for p in ps.values())
@@ -94,7 +97,7 @@ def check_reward_func(reward_func: Callable, # the user's reward function
         name = getattr(reward_func, '__name__', repr(reward_func))
         raise TypeError(f"reward function {name}{sig} must take one positional list of completions per agent "
                         f"({num_agents} agents, so {num_agents} lists), e.g. "
-                        f"`def reward({', '.join(f'completions_{i+1}' for i in range(num_agents))}, **kwargs)`")
+                        f"`def reward({', '.join(f'completions_{i+1}' for i in range(num_agents))}, **kwargs)`{_REFERENCE_HINT}")
     return sig
 
 # %% ../nbs/00_core.ipynb #e4ad91d3
@@ -126,8 +129,11 @@ def _invoke(reward_func, sig, completions, prompts, batch_items):
     J = len(comps[0]) if comps else 0
     try: return reward_func(*args, *comps[k:], **kw)
     except Exception as e:
+        hint = ('' if prompts is None or not _accepts(sig, 'prompts') else
+                "; comlrl passes prompts as one list per agent (prompts[i][j]: agent i's prompt for joint action j), while "
+                "CoMLRL 1.4.3 passes [agent 0's prompt]" + _REFERENCE_HINT)
         raise RewardFunctionError(f"reward function {_func_name(reward_func)} raised {type(e).__name__} while scoring "
-                                  f"{J} joint action{'s' * (J != 1)} of {len(comps)} agents: {e}") from e
+                                  f"{J} joint action{'s' * (J != 1)} of {len(comps)} agents: {e}{hint}") from e
 
 def _parse_rewards(out, J: int, name: str, what: str = '', hint: str = '') -> Rewards:
     "Check a reward function's answer for J joint actions and turn it into `Rewards`."
@@ -204,6 +210,9 @@ def _cat_rewards(parts: list, name: str) -> Rewards:
                    [f for p in parts for f in p.feedback] if parts[0].feedback is not None else None)
 
 # %% ../nbs/00_core.ipynb #c5fa5e5c
+_PER_AGENT = ("; a list with one number per agent is not a team reward: comlrl's agents share one reward per joint action "
+              "(CoMLRL 1.4.3's MAGRPO keeps the first number)")
+
 class RewardFunction:
     """A reward function with the contract it follows: `'batched'` (J numbers per call), `'per_joint_action'` (one joint
     action per call, CoMLRL's contract) or `'auto'` (recognised from the first answer for J > 1 joint actions, then kept).
@@ -212,7 +221,6 @@ class RewardFunction:
     def __init__(self, func: Callable, # the user's reward function (or a `RewardFunction`, whose function is taken)
                  num_agents: int, # n
                  contract: Optional[str] = None, # one of REWARD_CONTRACTS; None: the declared one (`per_joint_action`, `batched`), else 'auto'
-                 reward_processor: Optional[Callable[[float], float]] = None, # applied to every total (CoMLRL's option)
                 ):
         if isinstance(func, RewardFunction): func = func.func
         self.sig = check_reward_func(func, num_agents)
@@ -220,9 +228,11 @@ class RewardFunction:
         self.contract = contract if contract is not None else getattr(func, 'reward_contract', 'auto')
         if self.contract not in REWARD_CONTRACTS:
             raise ValueError(f"reward contract must be one of {REWARD_CONTRACTS}, got {self.contract!r}")
-        if reward_processor is not None and not callable(reward_processor):
-            raise TypeError(f"reward_processor must be a callable float -> float, got {type(reward_processor).__name__}")
-        self.reward_processor = reward_processor
+        pos = [p.name for p in self.sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(pos) == num_agents + 1 and not {pos[0], pos[-1]} & {'prompts', 'batch_items'}:
+            logger.info(f"reward function {self.name}{self.sig} has {num_agents + 1} positional parameters: comlrl passes the "
+                        f"{num_agents} lists of completions to the first {num_agents}; CoMLRL 1.4.3 would pass its prompts to the "
+                        f"first{_REFERENCE_HINT}")
 
     def __repr__(self): return f"RewardFunction({self.name}, contract={self.contract!r})"
 
@@ -233,12 +243,14 @@ class RewardFunction:
         if len(completions) != self.num_agents:
             raise ValueError(f"got {len(completions)} lists of completions for a reward function of {self.num_agents} agents")
         J = _check_lengths(completions)
-        if self.contract == 'per_joint_action': return self._process(self._per_joint(completions, prompts, batch_items, J))
+        if self.contract == 'per_joint_action': return self._per_joint(completions, prompts, batch_items, J)
         out = _invoke(self.func, self.sig, completions, prompts, batch_items)
-        if J > 1 and _num_values(out) == 1: return self._process(self._recognise(out, completions, prompts, batch_items, J))
+        if J > 1 and _num_values(out) == 1: return self._recognise(out, completions, prompts, batch_items, J)
+        if self.contract == 'auto' and 1 < J == self.num_agents and _num_values(out) == J and not isinstance(out, (Mapping, Rewards)):
+            self._not_per_agent(completions, prompts, batch_items)  # J plain numbers could be one per agent (CoMLRL's form)
         hint = ('' if J < 2 else f": return one number per joint action ({J}), or exactly one if {self.name} scores one "
-                "joint action per call (CoMLRL's contract)")
-        return self._process(_parse_rewards(out, J, self.name, hint=hint))
+                f"joint action per call (CoMLRL's contract){_PER_AGENT}")
+        return _parse_rewards(out, J, self.name, hint=hint)
 
 # %% ../nbs/00_core.ipynb #ed6e886f
 @patch
@@ -268,7 +280,8 @@ def _recognise(self: RewardFunction, out, completions, prompts, batch_items, J: 
             f"reward function {self.name} returned one number ({first.item():.4g}) for {J} joint actions but "
             f"{r.total[0].item():.4g} for the first joint action alone, so it follows neither contract: return {J} numbers "
             "(one per joint action) when called with J joint actions, or one number per call for one joint action "
-            "(declare it with comlrl.core.per_joint_action)")
+            "(declare it with comlrl.core.per_joint_action)" + ("; it takes prompts, which comlrl passes as one list per agent, "
+            "CoMLRL 1.4.3 as [agent 0's prompt]" + _REFERENCE_HINT if _accepts(self.sig, 'prompts') else ''))
     self.contract = 'per_joint_action'
     logger.info(f"reward function {self.name} returned one number for {J} joint actions: it scores one joint action per call "
                 f"(CoMLRL's contract), so comlrl calls it once per joint action from now on ({J} calls took "
@@ -277,15 +290,15 @@ def _recognise(self: RewardFunction, out, completions, prompts, batch_items, J: 
     return r
 
 @patch
-def _process(self: RewardFunction, r: Rewards) -> Rewards:
-    "Apply `reward_processor` to every total."
-    if self.reward_processor is None: return r
-    name = _func_name(self.reward_processor)
-    try: vals = [float(self.reward_processor(float(x))) for x in r.total]
-    except Exception as e:
-        raise RewardFunctionError(f"reward_processor {name} raised {type(e).__name__} on the rewards of {self.name}: {e}") from e
-    return Rewards(_as_vector(vals, len(r), f"reward_processor {name} applied to the reward from {self.name}"),
-                   r.components, r.solved, r.feedback)
+def _not_per_agent(self: RewardFunction, completions, prompts, batch_items):
+    "J = n numbers for J joint actions: call once with the first joint action alone; n numbers back means one per agent. Raises `RewardFunctionError`."
+    out = _invoke(self.func, self.sig, [[c[0]] for c in completions], None if prompts is None else [[p[0]] for p in prompts],
+                  None if batch_items is None else [batch_items[0]])
+    if _num_values(out) == self.num_agents:
+        raise RewardFunctionError(f"reward function {self.name} returned {self.num_agents} numbers for one joint action, one per "
+                                  f"agent: comlrl's agents share one reward per joint action, so return one number per joint "
+                                  f"action (CoMLRL 1.4.3's MAGRPO keeps the first of them){_REFERENCE_HINT}")
+    self.contract = 'batched'
 
 # %% ../nbs/00_core.ipynb #1edbdef3
 @dataclass

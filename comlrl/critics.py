@@ -218,7 +218,8 @@ class ActorCriticConfig(MAConfig):
     reference_fields = {**REFERENCE_CONFIG_FIELDS,  # the reference's actor-critic names (a class attribute, not a field)
         'value_loss_coef': 'vf_coef', 'critic_type': "nothing: comlrl's critics estimate V per token (there is no Q critic)",
         'value_head_hidden_dim': 'nothing: the value head is one linear layer on the last hidden state',
-        'critic_value_head_hidden_dim': 'nothing: the value head is one linear layer on the last hidden state'}
+        'critic_value_head_hidden_dim': 'nothing: the value head is one linear layer on the last hidden state',
+        'critic_model_name_or_path': "nothing: each agent's critic is built from its own model (use_separate_critic=True)"}
 
     def __post_init__(self):
         super().__post_init__()
