@@ -14,7 +14,7 @@ from typing import Optional, Sequence, Union
 
 from transformers import HfArgumentParser
 
-from .core import ENVIRONMENTS, make_env
+from .core import ENVIRONMENTS, logger, make_env
 from .trainer import REFERENCE_CONFIG_FIELDS
 from .models import default_lora_config, default_model_path
 from .presets import PRESETS, get_preset
@@ -330,7 +330,10 @@ def load_run(run_dir: Union[str, Path], # output_dir of a finished `comlrl train
     if not (d / 'run.json').is_file(): raise CLIError(f"{d} is not a comlrl run: {d / 'run.json'} not found")
     info = json.loads((d / 'run.json').read_text())
     trainer_cls, config_cls = algorithm(info['algo'])
-    cfg = config_cls(**{**info['config'], 'report_to': 'none', 'max_eval_samples': max_eval_samples})
+    fields = {f.name for f in dataclasses.fields(config_cls)}
+    gone = sorted(k for k in info['config'] if k not in fields)
+    if gone: logger.warning(f"{d} was saved by an earlier comlrl: its config fields {gone} no longer exist and are left out")
+    cfg = config_cls(**{**{k: v for k, v in info['config'].items() if k in fields}, 'report_to': 'none', 'max_eval_samples': max_eval_samples})
     run = RunArguments(env=info['env'], algo=info['algo'], model=info['model'], num_agents=info['num_agents'],
                        data_files=info['data_files'], eval_split=eval_split or info['eval_split'],
                        use_lora=any(info['use_lora']), dtype=info['dtype'], preset=info.get('preset'))
