@@ -8,7 +8,8 @@ lazy-agent rates. One JSON file, one record per run:
     export COMLRL_MODEL_DIR=../shared/models COMLRL_DATA_DIR=../shared/data
     OMP_NUM_THREADS=1 python benchmarks/cooperation.py --runs OUT/seed-0 OUT/seed-1 --out benchmarks/results/NAME/cooperation.json
 
-Each record names its run by its folder's name (e.g. seed-0).
+Each record names its run by its folder's name (e.g. seed-0). When the output's folder has a MANIFEST (a results folder
+of `keep_results.py`), the file is added to it.
 """
 import argparse, json, sys, time
 from pathlib import Path
@@ -40,6 +41,9 @@ def main():
         records.append(rec)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({'command': command_line('cooperation.py', sys.argv[1:]), 'runs': records}, indent=1) + '\n')
+    manifest = out.parent / 'MANIFEST'  # the folder's list of what the pages read (results_dir downloads what it lists)
+    if manifest.is_file() and out.name not in manifest.read_text().split():
+        manifest.write_text(manifest.read_text() + out.name + '\n')
 
 
 if __name__ == '__main__':
