@@ -14,47 +14,49 @@ from typing import Optional, Sequence, Union
 
 from transformers import HfArgumentParser
 
-from .core import ENVIRONMENTS, logger, make_env
+from .core import ENVIRONMENTS, Registry, logger
 from .trainer import REFERENCE_CONFIG_FIELDS
 from .models import default_lora_config, default_model_path
 from .presets import PRESETS, get_preset
 from .cooperation import CooperationMetrics
 
 # %% ../nbs/40_cli.ipynb #57539381
-ALGORITHMS: dict[str, str] = {
-    'mareinforce': 'comlrl.trainers.mareinforce:MAREINFORCE', 'magrpo': 'comlrl.trainers.magrpo:MAGRPO',
-    'marloo': 'comlrl.trainers.marloo:MARLOO', 'maremax': 'comlrl.trainers.maremax:MAREMAX',
-    'ippo': 'comlrl.trainers.ippo:IPPO', 'macf': 'comlrl.trainers.counterfactual:MACF',
-}
+ALGORITHMS = Registry('algorithm', {
+    'mareinforce': 'comlrl.trainers.mareinforce:MAREINFORCETrainer', 'magrpo': 'comlrl.trainers.magrpo:MAGRPOTrainer',
+    'marloo': 'comlrl.trainers.marloo:MARLOOTrainer', 'maremax': 'comlrl.trainers.maremax:MAREMAXTrainer',
+    'ippo': 'comlrl.trainers.ippo:IPPOTrainer', 'macf': 'comlrl.trainers.counterfactual:MACFTrainer',
+})
 
 class CLIError(ValueError):
     "A bad command line or config file; the CLI prints its message as one line."
 
-def algorithm(name: str, # a key of `ALGORITHMS`
+def _load(registry: Registry, name: str) -> type:
+    "`registry.load(name)`, its errors as one `CLIError`."
+    try: return registry.load(name)
+    except ValueError as e: raise CLIError(str(e)) from e
+    except (ImportError, AttributeError) as e: raise CLIError(f"{registry.what} {name!r} cannot be imported ({e})") from e
+
+def algorithm(name: str, # a key of `ALGORITHMS`, or a trainer's 'module:Class' path
              ) -> tuple[type, type]: # (trainer class, config class)
-    "The trainer and config classes of algorithm `name`. Raises `CLIError` listing the known names."
-    if name not in ALGORITHMS:
-        raise CLIError(f"unknown algorithm {name!r}: choose one of {', '.join(sorted(ALGORITHMS))}")
-    module, _, stem = ALGORITHMS[name].partition(':')
-    try: mod = importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        raise CLIError(f"algorithm {name!r} is not available in this version of comlrl ({e})") from e
-    return getattr(mod, stem + 'Trainer'), getattr(mod, stem + 'Config')
+    "The trainer class of algorithm `name` and its `config_class`. Raises `CLIError` listing the known names."
+    trainer_cls = _load(ALGORITHMS, name)
+    return trainer_cls, trainer_cls.config_class
+
 
 # %% ../nbs/40_cli.ipynb #6c3052bc
 @dataclass
 class RunArguments:
     "Options of `comlrl train` besides the algorithm's config fields."
-    env: str = field(default='tldr', metadata={'help': f"environment: {', '.join(ENVIRONMENTS)}"})
-    algo: str = field(default='magrpo', metadata={'help': f"algorithm: {', '.join(ALGORITHMS)}"})
+    env: str = field(default='tldr', metadata={'help': f"environment: {', '.join(ENVIRONMENTS)}, or a 'module:Class' path"})
+    algo: str = field(default='magrpo', metadata={'help': f"algorithm: {', '.join(ALGORITHMS)}, or a trainer's 'module:Class' path"})
     model: Optional[list[str]] = field(default=None, metadata={
         'help': 'hub id or local folder of the agents\' model; repeat (--model A --model B) for a heterogeneous team '
                 '(default: the embedded SmolLM2-135M-Instruct)', 'action': 'append'})
     num_agents: Optional[int] = field(default=None, metadata={'help': "team size (default: the environment's)"})
     data_files: Optional[list[str]] = field(default=None, metadata={
         'help': 'local json/jsonl/parquet file(s) to read instead of the hub dataset', 'action': 'append'})
-    train_split: Optional[str] = field(default=None, metadata={'help': "training split, e.g. 'train' or 'train[:1000]'"})
-    eval_split: Optional[str] = field(default=None, metadata={'help': "eval split, e.g. 'test[:16]'"})
+    train_split: Optional[str] = field(default=None, metadata={'help': "training split, e.g. 'train' or 'train[:1000]' (default: the environment's)"})
+    eval_split: Optional[str] = field(default=None, metadata={'help': "eval split, e.g. 'test[:16]' (default: the environment's)"})
     env_args: Optional[list[str]] = field(default=None, metadata={
         'help': "environment option KEY=VALUE, repeatable (e.g. max_source_words=200)", 'action': 'append'})
     config: Optional[str] = field(default=None, metadata={'help': 'YAML file of options and config fields'})
@@ -84,7 +86,9 @@ def _env_kwargs(pairs) -> dict:
     return kw
 
 def _make_env(name: str, kwargs: dict):
-    try: return make_env(name, **kwargs)
+    "The environment registered as `name` (or at that 'module:Class' path), built with `kwargs`; bad ones a `CLIError`."
+    env_cls = _load(ENVIRONMENTS, name)
+    try: return env_cls(**kwargs)
     except TypeError as e:
         raise CLIError(f"environment {name!r} does not take the option(s) {sorted(kwargs)} as given: {e}") from e
     except ValueError as e: raise CLIError(str(e)) from e
@@ -127,18 +131,15 @@ def parse_train_args(argv: Sequence[str], # the arguments after `comlrl train`
     try: preset = get_preset(known.preset or file_cfg.get('preset') or 'cpu')
     except ValueError as e: raise CLIError(str(e)) from e
     trainer_cls, config_cls = algorithm(algo)
-    env_kwargs = {**preset.env_kwargs(env_name), **_env_kwargs(file_cfg.pop('env_args', None)), **_env_kwargs(known.env_args)}
-    if env_name not in ENVIRONMENTS:
-        raise CLIError(f"unknown environment {env_name!r}: choose one of {', '.join(sorted(ENVIRONMENTS))}")
-    env = _make_env(env_name, env_kwargs)
-    env.kwargs = env_kwargs
+    env_cls = _load(ENVIRONMENTS, env_name)
+    env = _make_env(env_name, {**preset.env_kwargs(env_cls), **_env_kwargs(file_cfg.pop('env_args', None)), **_env_kwargs(known.env_args)})
     run_fields = {f.name for f in dataclasses.fields(RunArguments)}
     cfg_fields = {f.name for f in dataclasses.fields(config_cls)}
     unknown = sorted(set(file_cfg) - run_fields - cfg_fields)
     if unknown:
         raise CLIError(f"unknown field {unknown[0]!r} in {known.config}: {_why_unknown(unknown[0], config_cls)}")
     parser = _Parser([RunArguments, config_cls], prog='comlrl train', allow_abbrev=False)
-    parser.set_defaults(**{**preset.config_kwargs(env_name), 'output_dir': f'outputs/{env_name}-{algo}',
+    parser.set_defaults(**{**preset.config_kwargs(env), 'output_dir': f'outputs/{env_name}-{algo}',
                            **file_cfg, 'env': env_name, 'algo': algo, 'preset': preset.name})
     try: run, cfg, rest = parser.parse_args_into_dataclasses(list(argv), return_remaining_strings=True)
     except ValueError as e:  # the config's own validation names the field
@@ -148,7 +149,7 @@ def parse_train_args(argv: Sequence[str], # the arguments after `comlrl train`
         opt = next((r for r in rest if r.startswith('-')), rest[0])
         raise CLIError(f"unknown option {opt}: {_why_unknown(opt.lstrip('-').split('=')[0].replace('-', '_'), config_cls)}")
     run.model, run.data_files = _flatten(run.model), _flatten(run.data_files)
-    if run.model is None and (m := preset.model(env_name)) is not None: run.model = [m]  # what the preset chose, named in run.json
+    if run.model is None and (m := preset.model(env)) is not None: run.model = [m]  # what the preset chose, named in run.json
     if run.dtype is None: run.dtype = preset.dtype
     if run.use_lora is None: run.use_lora = preset.use_lora
     return run, cfg, env
@@ -199,6 +200,9 @@ def _team_kwargs(run: RunArguments, env) -> dict:
     return kw
 
 def _splits(run: RunArguments, env):
+    for f in ('train_split', 'eval_split'):
+        if getattr(run, f) is None and getattr(env, f, None) is None:
+            raise CLIError(f"environment {run.env!r} declares no {f}: set {f} in {type(env).__name__}, or pass --{f}")
     train = env.load_dataset(run.train_split or env.train_split, data_files=run.data_files)
     evals = env.load_dataset(run.eval_split or env.eval_split, data_files=run.data_files)
     return train, evals

@@ -215,8 +215,9 @@ class ActorCriticConfig(MAConfig):
     centralized_critic: bool = False  # True: one team critic reading all prompts and the partners' responses (MAPPO)
     vf_coef: float = 0.1  # weight of the value loss (with a shared trunk it balances the two losses)
     critic_learning_rate: Optional[float] = None  # learning rate of the critic's parameter group (None: learning_rate)
+    cliprange_value: Optional[float] = None  # clip range of the value loss around the rollout's values (None: no clipping)
     reference_fields = {**REFERENCE_CONFIG_FIELDS,  # the reference's actor-critic names (a class attribute, not a field)
-        'value_loss_coef': 'vf_coef', 'critic_type': "nothing: comlrl's critics estimate V per token (there is no Q critic)",
+        'value_loss_coef': 'vf_coef', 'value_clip_range': 'cliprange_value', 'critic_type': "nothing: comlrl's critics estimate V per token (there is no Q critic)",
         'value_head_hidden_dim': 'nothing: the value head is one linear layer on the last hidden state',
         'critic_value_head_hidden_dim': 'nothing: the value head is one linear layer on the last hidden state',
         'critic_model_name_or_path': "nothing: each agent's critic is built from its own model (use_separate_critic=True)"}
@@ -227,6 +228,8 @@ class ActorCriticConfig(MAConfig):
         if not self.vf_coef >= 0: bad('vf_coef', f"must be >= 0, got {self.vf_coef}")
         if self.critic_learning_rate is not None and not self.critic_learning_rate > 0:
             bad('critic_learning_rate', f"must be > 0 or None, got {self.critic_learning_rate}")
+        if self.cliprange_value is not None and not self.cliprange_value > 0:
+            bad('cliprange_value', f"must be > 0 or None, got {self.cliprange_value}")
         if self.centralized_critic and not self.use_separate_critic:
             bad('centralized_critic', "needs use_separate_critic=True: a team critic cannot share an actor's forward pass")
         if self.centralized_critic and self.joint_mode != 'align':
@@ -234,7 +237,7 @@ class ActorCriticConfig(MAConfig):
 
 # %% ../nbs/15_critics.ipynb #0e6a0001
 class ActorCriticTrainer(MATrainer):
-    "The shared loop with one critic per agent (or one for the team). Subclasses define `advantage_targets` and `value_loss`."
+    "The shared loop with one critic per agent (or one for the team). Subclasses define `advantage_targets`."
     config_class = ActorCriticConfig
 
     def setup_models(self): self.critics = build_critics(self.agents, self.args.use_separate_critic, self.args.centralized_critic)
@@ -260,44 +263,50 @@ class ActorCriticTrainer(MATrainer):
                    returns: torch.Tensor, # [n, C] the targets
                    old_values: torch.Tensor, # [n, C] the values at rollout time
                   ) -> tuple[torch.Tensor, dict]: # per-token loss [n, C], and per-token diagnostics ('clipped')
-        "Hook: the critic's per-token loss. Each algorithm defines it; raises `NotImplementedError` here."
-        raise NotImplementedError(f"{type(self).__name__} must define value_loss(values, returns, old_values)")
+        "Hook: the critic's per-token loss, ½ (V - R)², clipped around the rollout's values with `cliprange_value` (`ppo_value_loss`)."
+        from comlrl.trainers.ippo import ppo_value_loss  # derived in 14_ippo, which builds on this module
+        return ppo_value_loss(values, returns, old_values, self.args.cliprange_value)
+
+    def advantage_targets(self, rollouts: list, tensors: list, stats: dict) -> list:
+        "Hook: advantages and value targets from the critics' values (`tensors`). Each actor-critic defines it; raises `NotImplementedError` here."
+        raise NotImplementedError(f"{type(self).__name__} must define advantage_targets(rollouts, tensors, stats)")
 
     @torch.no_grad()
-    def rollout_tensors(self, ro: Rollout) -> dict:
-        "The critics' values (and inputs) of every agent's samples, old log-probs when needed (one forward with a head on the actor), reference log-probs."
+    def rollout_tensors(self, ro: Rollout) -> list:
+        "[agent][level] -> the critics' values (and inputs) of the samples, old log-probs when needed (one forward with a head on the actor), reference log-probs."
         a, old = self.args, self.args.updates_per_rollout() > 1
-        out = {k: [[] for _ in self.agents] for k in ('values', 'old_logps', 'ref_logps', 'critic_inputs')}
+        out = [[] for _ in self.agents]
         for i, (ag, cr) in enumerate(zip(self.agents, self.critics)):
             for L in ro.levels:
                 g, cin = L.generations[i], critic_input(L, i, cr, self.agents[0].tokenizer, a.centralized_critic)
                 lp, v = critic_values(cr, ag.policy(), g.prompt_ids, g.prompt_mask, g.completion_ids, g.num_generations, cin,
                                       with_logps=old, temperature=a.temperature, top_k=a.top_k, micro_batch_size=a.micro_batch_size)
-                out['values'][i].append(v.cpu()); out['old_logps'][i].append(None if lp is None else lp.cpu())
-                out['critic_inputs'][i].append(cin)
-                out['ref_logps'][i].append(self.reference_logps(i, g).cpu() if a.beta > 0 else None)
+                out[i].append({'values': v.cpu(), 'old_logps': None if lp is None else lp.cpu(), 'critic_inputs': cin,
+                               'ref_logps': self.reference_logps(i, g).cpu() if a.beta > 0 else None})
         return out
 
 # %% ../nbs/15_critics.ipynb #b763016d
 @patch
-def chunk_backward(self: ActorCriticTrainer, agent: int, gen, rows, tensors: dict, targets: dict, denom: float) -> dict:
+def chunk_backward(self: ActorCriticTrainer, agent: int, gen, rows, level_tensors: dict, level_targets: dict, denom: float,
+                   forward) -> dict:
     "The clipped policy loss (`token_loss`, per-token advantages) plus `vf_coef` × `value_loss` of one micro-batch, backpropagated."
     a, ag, cr = self.args, self.agents[agent], self.critics[agent]
     dev, K, kw = ag.device, gen.num_generations, dict(temperature=a.temperature, top_k=a.top_k)
     ids = (gen.prompt_ids[rows], gen.prompt_mask[rows], gen.completion_ids[rows])
-    c_ids, c_mask, cK = tensors['critic_inputs']
+    c_ids, c_mask, cK = level_tensors['critic_inputs']
     cin = (c_ids[rows], c_mask[rows], cK)
     mask = gen.completion_mask[rows].to(dev)
     pick = lambda t: None if t is None else t[rows].to(dev)
-    if cr.shared: lp, v = self.synced(ag.name, critic_values, cr, ag.policy(), *ids, K, cin, with_logps=True, **kw)  # one forward, one backward
-    else: lp = self.synced(ag.name, completion_logprobs, ag.policy(), *ids, num_generations=K, **kw)
-    pl, pinfo = token_loss(lp, pick(targets['advantages']), pick(tensors['old_logps']), pick(tensors['ref_logps']), a.epsilon, a.beta, mask)
+    if cr.shared: lp, v = forward(ag.name, critic_values, cr, ag.policy(), *ids, K, cin, with_logps=True, **kw)  # one forward, one backward
+    else: lp = forward(ag.name, completion_logprobs, ag.policy(), *ids, num_generations=K, **kw)
+    pl, pinfo = token_loss(lp, pick(level_targets['advantages']), pick(level_tensors['old_logps']), pick(level_tensors['ref_logps']),
+                           a.epsilon, a.beta, mask)
     policy_loss = (pl * mask).sum() / denom
     if not cr.shared:  # the critic's own forward (on its own inputs and device), after the policy's backward
         self.backward_loss(policy_loss)
-        v = self.synced(cr.name, critic_values, cr, None, *ids, K, cin, **kw)[1]
+        v = forward(cr.name, critic_values, cr, None, *ids, K, cin, **kw)[1]
     cdev = v.device
-    vl, vinfo = self.value_loss(v, targets['returns'][rows].to(cdev), tensors['values'][rows].to(cdev))
+    vl, vinfo = self.value_loss(v, level_targets['returns'][rows].to(cdev), level_tensors['values'][rows].to(cdev))
     value_loss = (vl * mask.to(cdev)).sum() / denom
     self.backward_loss(policy_loss + a.vf_coef * value_loss.to(dev) if cr.shared else a.vf_coef * value_loss)
     out = {'loss': policy_loss.item(), 'value_loss': value_loss.item(), 'tokens': mask.sum().item(),
@@ -312,7 +321,7 @@ def update_stats(self: ActorCriticTrainer, agent: int, sums: dict, stats: dict):
     tok = max(sums['tokens'], 1)
     if self.args.updates_per_rollout() == 1: stats.setdefault('clip_fraction', []).append(sums['clipped'] / tok)
     stats.setdefault(f'value_loss/{self.agents[agent].name}', []).append(sums['value_loss'])
-    if sums['value_clipped'] or getattr(self.args, 'cliprange_value', None) is not None:
+    if sums['value_clipped'] or self.args.cliprange_value is not None:
         stats.setdefault('value_clip_fraction', []).append(sums['value_clipped'] / tok)
 
 @patch

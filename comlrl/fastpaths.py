@@ -5,18 +5,20 @@
 # %% auto #0
 __all__ = ['CACHE_KW', 'cache_of', 'text_config', 'has_sliding_window', 'choose_cache', 'SharedPrefixLayer',
            'shared_prefix_attention', 'shared_prefix_decoding', 'prefill_cache', 'prefix_tree_mask',
-           'prefix_tree_attention', 'uses_checkpointing', 'two_blocks_ok', 'tree_attention_ok', 'tree_prefix_outputs',
-           'cached_prefix_outputs']
+           'prefix_tree_attention', 'uses_checkpointing', 'prefix_tree_attention_ok', 'prefix_tree_ok',
+           'prefix_tree_outputs', 'repeated_prefix_outputs']
 
 # %% ../nbs/02b_fast_paths.ipynb #17f859b4
 from contextlib import contextmanager, nullcontext
+from functools import partial
 from typing import Optional
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import AttentionInterface, Cache, DynamicCache, StaticCache
+from transformers import Cache, DynamicCache, StaticCache
 from transformers.cache_utils import CacheLayerMixin
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 # %% ../nbs/02b_fast_paths.ipynb #50c3ccb9
 from transformers.modeling_outputs import CausalLMOutputWithPast
@@ -97,8 +99,6 @@ class SharedPrefixLayer(CacheLayerMixin):
     def get_max_length(self) -> int: return self.prefix_keys.shape[2] + self.max_new_tokens
 
 # %% ../nbs/02b_fast_paths.ipynb #f73802c1
-_CACHE_ATTR = '_comlrl_shared_prefix_cache'  # set on the model's config (which every attention layer holds) while decoding
-
 def shared_prefix_attention(module: nn.Module, # the attention layer (its `layer_idx` picks the cache layer)
                             query: torch.Tensor, # [B·K, H, T, D] the rows' new queries, rows prompt-major
                             key: torch.Tensor, # [B·K, H_kv, n, D] the rows' own keys so far (from `SharedPrefixLayer.update`)
@@ -106,11 +106,11 @@ def shared_prefix_attention(module: nn.Module, # the attention layer (its `layer
                             attention_mask=None, # ignored: the prefix mask is in the cache, own tokens are all real
                             scaling: Optional[float] = None, # score scale; None: 1/√D
                             dropout: float = 0.0, # unused (generation runs in eval mode)
+                            *, shared_cache: Optional[Cache] = None, # the cache of `SharedPrefixLayer`s (`shared_prefix_decoding` binds it)
                             **kwargs) -> tuple[torch.Tensor, None]: # [B·K, T, H, D] attention output
     "Exact attention over [the group's prompt, the row's own tokens] with one copy of the prompt per group (see above)."
-    cache = getattr(getattr(module, 'config', None), _CACHE_ATTR, None)
-    if cache is None: raise RuntimeError("shared_prefix_attention reads the cache given to `shared_prefix_decoding`: run the model inside it")
-    layer = cache.layers[module.layer_idx]
+    if shared_cache is None: raise RuntimeError("shared_prefix_attention needs the shared-prefix cache: run the model inside `shared_prefix_decoding`")
+    layer = shared_cache.layers[module.layer_idx]
     pk, pv = layer.prefix_keys, layer.prefix_values
     (N, H, T, D), (B, Hkv, Pp, _), n = query.shape, pk.shape, key.shape[2]
     K, G = N // B, H // Hkv  # samples per prompt, query heads per key head
@@ -129,25 +129,25 @@ def shared_prefix_attention(module: nn.Module, # the attention layer (its `layer
     out = out + torch.matmul(w_own, value)
     return out.reshape(N, H, T, D).transpose(1, 2).contiguous(), None
 
-AttentionInterface.register('comlrl_shared_prefix', shared_prefix_attention)
-
 @contextmanager
-def _attention(model: nn.Module, implementation: str, attr: str, state):
-    "Inside, the model's attention is `implementation`, reading `state` from its config's `attr`; both undone on exit."
-    base = _base(model)
-    before, configs = base.config._attn_implementation, {id(c): c for c in (base.config, text_config(base))}.values()
-    for cfg in configs: setattr(cfg, attr, state)
-    base.set_attn_implementation(implementation)
-    try: yield
+def _attention(model: nn.Module, name: str, fn):
+    """Inside, the model's attention is `fn` (its state bound as arguments), listed as `name` among transformers' attention
+    functions for the duration; the model's own is back on exit. Raises `RuntimeError` when `name` is already in use."""
+    if name in ALL_ATTENTION_FUNCTIONS: raise RuntimeError(f"the attention {name!r} is already in use: fast paths do not nest")
+    base, ALL_ATTENTION_FUNCTIONS[name] = _base(model), fn
+    before = base.config._attn_implementation
+    try:
+        base.set_attn_implementation(name)
+        yield
     finally:
         base.set_attn_implementation(before)
-        for cfg in configs: delattr(cfg, attr)
+        del ALL_ATTENTION_FUNCTIONS[name]
 
 def shared_prefix_decoding(model: nn.Module, # the model `generate` runs (PeftModel or plain)
                            cache: Cache, # of `SharedPrefixLayer`s, from `prefill_cache(..., implementation='shared')`
                           ):
-    "Inside, the model's attention is `shared_prefix_attention` reading `cache`; its own implementation is restored on exit."
-    return _attention(model, 'comlrl_shared_prefix', _CACHE_ATTR, cache)
+    "Inside, the model's attention is `shared_prefix_attention` with `cache` as its argument; its own implementation is restored on exit."
+    return _attention(model, 'comlrl_shared_prefix', partial(shared_prefix_attention, shared_cache=cache))
 
 # %% ../nbs/02b_fast_paths.ipynb #8a9c03c9
 def prefill_cache(model: nn.Module, # causal LM
@@ -201,8 +201,6 @@ def prefix_tree_mask(prompt_mask: torch.Tensor, # [g, P] long/bool, left-padded 
     return mask, pos
 
 # %% ../nbs/02b_fast_paths.ipynb #5a60efb1
-_TREE_ATTR = '_comlrl_prefix_tree'  # (P, K, C', prompt mask [g, P] bool or None) on the config during a tree forward
-
 def _sdpa(q, k, v, mask=None, causal=False, dropout=0.0, scale=None) -> torch.Tensor:
     "SDPA of [n, H, T, D] queries on [n, H_kv, S, D] keys and values, as [n, T, H, D]; grouped heads uncopied where the kernel takes them."
     gqa = q.shape[1] != k.shape[1]
@@ -215,14 +213,14 @@ def prefix_tree_attention(module: nn.Module, # the attention layer
                           query: torch.Tensor, # [g, H, L, D] over rows (prompt, K completions of C'), L = P + K·C'
                           key: torch.Tensor, # [g, H_kv, L, D]
                           value: torch.Tensor, # [g, H_kv, L, D]
-                          attention_mask=None, # the tree mask (unused: the layout on the config says the same)
+                          attention_mask=None, # the tree mask (unused: `tree_layout` says the same)
                           dropout: float = 0.0, # attention dropout probability
                           scaling: Optional[float] = None, # score scale; None: 1/√D
+                          *, tree_layout: Optional[tuple] = None, # (P, K, C', prompt mask [g, P] bool or None), bound by `prefix_tree_outputs`
                           **kwargs) -> tuple[torch.Tensor, None]: # [g, L, H, D] attention output
     "The prefix tree's attention from its two used blocks (see above), each one SDPA call."
-    layout = getattr(getattr(module, 'config', None), _TREE_ATTR, None)
-    if layout is None: raise RuntimeError("prefix_tree_attention reads the layout `tree_prefix_outputs` sets: run the model inside it")
-    P, K, C, keep = layout
+    if tree_layout is None: raise RuntimeError("prefix_tree_attention needs the tree's layout: run the model through `prefix_tree_outputs`")
+    P, K, C, keep = tree_layout
     (g, H, L, D), Hkv, dev = query.shape, key.shape[1], query.device
     sdpa = lambda q, k, v, mask=None, causal=False: _sdpa(q, k, v, mask, causal, dropout, scaling)
     causal = lambda n: torch.ones(n, n, dtype=torch.bool, device=dev).tril()
@@ -237,15 +235,13 @@ def prefix_tree_attention(module: nn.Module, # the attention layer
     out_c = sdpa(rows(query), both(key), both(value), mask)  # [g·K, C, H, D]
     return torch.cat([out_p, out_c.reshape(g, K * C, H, D)], 1), None
 
-AttentionInterface.register('comlrl_prefix_tree', prefix_tree_attention)
-
 def uses_checkpointing(module: nn.Module) -> bool:
     "Whether the model recomputes its forward in the backward pass (activation checkpointing)."
     ckpt = getattr(module, 'is_activation_checkpointing', None)  # (older transformers: is_gradient_checkpointing)
     return bool(ckpt if ckpt is not None else getattr(module, 'is_gradient_checkpointing', False))
 
-def two_blocks_ok(module: nn.Module) -> bool:
-    "Whether `tree_prefix_outputs` can run `prefix_tree_attention`: sdpa attention that can be swapped, no checkpointing."
+def prefix_tree_attention_ok(module: nn.Module) -> bool:
+    "Whether `prefix_tree_outputs` can run `prefix_tree_attention`: sdpa attention that can be swapped, no checkpointing."
     return (getattr(text_config(module), '_attn_implementation', None) == 'sdpa' and not has_sliding_window(module)
             and bool(getattr(_base(module), '_can_set_attn_implementation', lambda: False)())
             and not uses_checkpointing(_base(module)))
@@ -263,16 +259,16 @@ def _forward(module, keep=None, **inputs):
     if keep is not None: h = h[:, -keep:] if isinstance(keep, int) else h[:, keep]
     return h, cache_of(out)
 
-def tree_attention_ok(module: nn.Module) -> bool:
-    "Whether the model takes a custom 4D mask (sdpa/eager attention) over full attention in every layer."
+def prefix_tree_ok(module: nn.Module) -> bool:
+    "Whether the prefix-tree route applies: the model takes a custom 4D mask (sdpa/eager attention) over full attention in every layer."
     return getattr(text_config(module), '_attn_implementation', None) in ('sdpa', 'eager') and not has_sliding_window(module)
 
-def tree_prefix_outputs(module: nn.Module, # causal LM or trunk
+def prefix_tree_outputs(module: nn.Module, # causal LM or trunk
                         p_ids: torch.Tensor, # [g, P] one row per group of K
                         p_mask: torch.Tensor, # [g, P]
                         c_ids: torch.Tensor, # [g·K, C] the groups' completions, prompt-major
                         K: int, # completions per prompt
-                        two_blocks: Optional[bool] = None, # attention as `prefix_tree_attention`; None: where `two_blocks_ok`
+                        tree_attention: Optional[bool] = None, # attention as `prefix_tree_attention`; None: where `prefix_tree_attention_ok`
                        ) -> torch.Tensor: # [g·K, C, D] outputs at the positions predicting each completion token
     "One forward over g prefix trees (prompt, then its K completions, in one row)."
     (g, P), C = p_ids.shape, c_ids.shape[1]
@@ -282,19 +278,19 @@ def tree_prefix_outputs(module: nn.Module, # causal LM or trunk
     ids = torch.cat([p_ids, c_ids[:, :-1].reshape(g, K * (C - 1))], 1)
     # the positions predicting completion k's tokens: the prompt's last (y_1, once per k) and its own first C-1
     keep = torch.cat([torch.full((K, 1), P - 1), P + torch.arange(K * (C - 1)).view(K, C - 1)], 1).flatten().to(p_ids.device)
-    blocks = two_blocks_ok(module) if two_blocks is None else two_blocks
+    blocks = prefix_tree_attention_ok(module) if tree_attention is None else tree_attention
     layout = (P, K, C - 1, None if bool(p_mask.bool().all()) else p_mask.bool())
-    with _attention(module, 'comlrl_prefix_tree', _TREE_ATTR, layout) if blocks else nullcontext():
+    with _attention(module, 'comlrl_prefix_tree', partial(prefix_tree_attention, tree_layout=layout)) if blocks else nullcontext():
         out, _ = _forward(module, keep, input_ids=ids, attention_mask=mask[:, None], position_ids=pos)
     return out.view(g * K, C, out.shape[-1])  # in place: no slice or concatenation to undo backwards
 
-def cached_prefix_outputs(module: nn.Module, # causal LM or trunk
+def repeated_prefix_outputs(module: nn.Module, # causal LM or trunk
                           p_ids: torch.Tensor, # [g, P] one row per group of K
                           p_mask: torch.Tensor, # [g, P]
                           c_ids: torch.Tensor, # [g·K, C]
                           K: int, # completions per prompt
                          ) -> torch.Tensor: # [g·K, C, D]
-    "The cache route: run the prompts, repeat their key-value cache K times, run the completions on it."
+    "The repeated-prefix route: run the prompts, repeat their key-value cache K times, run the completions on it."
     C = c_ids.shape[1]
     pos = (p_mask.cumsum(-1) - 1).clamp(min=0)
     first, cache = _forward(module, 1, input_ids=p_ids, attention_mask=p_mask, position_ids=pos, use_cache=True)

@@ -22,8 +22,8 @@ from transformers import (CompileConfig, GenerationConfig, LogitsProcessor, Logi
                           TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper)
 
 from .core import Prompt
-from .fastpaths import (CACHE_KW, cached_prefix_outputs, choose_cache, has_sliding_window, prefill_cache, shared_prefix_decoding,
-                              tree_attention_ok, tree_prefix_outputs, uses_checkpointing)
+from .fastpaths import (CACHE_KW, repeated_prefix_outputs, choose_cache, has_sliding_window, prefill_cache, shared_prefix_decoding,
+                              prefix_tree_ok, prefix_tree_outputs, uses_checkpointing)
 
 # %% ../nbs/02_generation.ipynb #b760d508
 _MARKERS = {}  # (tokenizer id, template) -> the text the template puts after a user message: the assistant's turn opening
@@ -287,8 +287,8 @@ def completion_outputs(module: nn.Module, # a causal LM (-> logits) or a model's
     K = num_generations
     if prompt_ids.shape[0] != N: raise ValueError(f"{prompt_ids.shape[0]} prompts but {N} completions")
     if N % K: raise ValueError(f"{N} rows are not groups of num_generations={K}")
-    tree = tree_attention_ok(module)
-    shared = K > 1 and (tree or not uses_checkpointing(module))  # the cache route cannot run under checkpointing
+    tree = prefix_tree_ok(module)
+    shared = K > 1 and (tree or not uses_checkpointing(module))  # the repeated-prefix route cannot run under checkpointing
     if shared:
         P = prompt_ids.shape[1]
         first_ids, first_mask = prompt_ids[::K], prompt_mask[::K]
@@ -304,7 +304,7 @@ def completion_outputs(module: nn.Module, # a causal LM (-> logits) or a model's
         c_ids, rows = completion_ids[s:s + step].to(device), slice(s, min(s + step, N))
         if shared:
             g = slice(s // K, (s + step) // K)
-            yield rows, (tree_prefix_outputs if tree else cached_prefix_outputs)(module, *trim(first_ids[g], first_mask[g]), c_ids, K)
+            yield rows, (prefix_tree_outputs if tree else repeated_prefix_outputs)(module, *trim(first_ids[g], first_mask[g]), c_ids, K)
         else: yield rows, _plain_outputs(module, *trim(prompt_ids[rows], prompt_mask[rows]), c_ids)
 
 # %% ../nbs/02_generation.ipynb #843bbcae

@@ -27,7 +27,8 @@ def test_console_script():
     assert ok.returncode == 0 and 'comlrl {train,eval}' in ok.stdout
     bad = subprocess.run(['comlrl', 'train', '--algo', 'nope'], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
-        "comlrl train: error: unknown algorithm 'nope': choose one of ippo, macf, magrpo, mareinforce, maremax, marloo"]
+        "comlrl train: error: unknown algorithm 'nope': choose one of ippo, macf, magrpo, mareinforce, maremax, marloo, "
+            "or give a 'module:Class' path"]
 
 
 def test_readme_in_step_with_index_notebook():

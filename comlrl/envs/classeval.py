@@ -230,6 +230,7 @@ class ClassEvalEnv(CodeEnv):
     hub_path, default_split, local_path = 'FudanSELab/ClassEval', 'test', 'classeval/ClassEval_data.json'
     train_split, eval_split = 'test[:66]', 'test[66:82]'  # `comlrl train`'s defaults (the reference's split): 61, 16 tasks once excluded
     feedback_class, tested = ClassFeedback, 'the merged class was tested'
+    prompt_length = 1024  # the memory planner's: class skeletons make prompts of up to about 1000 tokens
 
     def __init__(self, num_agents: int = 2, # agents sharing the methods (1: one agent writes them all)
                  split_rule: Union[str, Callable] = 'round_robin', # see `split_methods`

@@ -219,6 +219,7 @@ def revision_prompt(prompt: str, # the agent's turn-0 prompt
 class CodeEnv(Environment):
     """Base of the environments whose agents write code that hidden tests check in the sandbox. Subclasses set
     `feedback_class` and `tested`, and implement `load_dataset`, `formatters`, `evaluate_joint` and `answer_what`."""
+    kind = 'code'
     feedback_class: type = Feedback  # what `evaluate_joint` returns for each joint action
     tested: str = 'the code was run'  # completes "What happened when ...:" in the revision prompt
     stop_strings = ('\n```\n',)  # answers are one ```python block: what follows its closing fence is not part of the answer

@@ -113,7 +113,7 @@ class IPPOConfig(ActorCriticConfig):
     cliprange_value: Optional[float] = 0.2  # clip range of the value loss around the rollout's values (None: no clipping)
     num_mini_batches: int = 1  # minibatches (of whole prompt groups) per epoch: optimizer steps per epoch
     whiten_advantages: bool = True  # normalise each agent's advantages to mean 0, std 1 over the step's tokens
-    reference_fields = {**ActorCriticConfig.reference_fields, 'value_clip_range': 'cliprange_value',
+    reference_fields = {**ActorCriticConfig.reference_fields,
                         'advantage_normalization': "whiten_advantages (each agent's advantages over the step's tokens)"}
 
     def updates_per_rollout(self) -> int: return self.num_iterations * self.num_mini_batches
@@ -122,7 +122,6 @@ class IPPOConfig(ActorCriticConfig):
         super().__post_init__()
         def bad(f, why): raise ValueError(f"{type(self).__name__}.{f} {why}")
         if not 0 <= self.lam <= 1: bad('lam', f"must be in [0, 1], got {self.lam}")
-        if self.cliprange_value is not None and not self.cliprange_value > 0: bad('cliprange_value', f"must be > 0 or None, got {self.cliprange_value}")
         groups = self.per_device_train_batch_size * self.gradient_accumulation_steps
         if not isinstance(self.num_mini_batches, int) or not 1 <= self.num_mini_batches <= groups:
             bad('num_mini_batches', f"is {self.num_mini_batches!r}: it must be a positive integer and at most the {groups} prompt "
@@ -136,23 +135,20 @@ class IPPOTrainer(ActorCriticTrainer):
     "Independent PPO (Schulman et al. 2017; de Witt et al. 2020) with GAE (Schulman et al. 2016): one critic per agent, or one centralised critic (MAPPO, Yu et al. 2022)."
     config_class = IPPOConfig
 
-    def value_loss(self, values, returns, old_values): return ppo_value_loss(values, returns, old_values, self.args.cliprange_value)
-
-    def minibatches(self, units: list) -> list[list]:
+    def minibatches(self, groups: list) -> list[list]:
         "`num_mini_batches` random minibatches of whole prompt groups, drawn anew every epoch."
-        perm = torch.randperm(len(units))
-        return [[units[j] for j in mb.tolist()] for mb in torch.tensor_split(perm, self.args.num_mini_batches)]
+        perm = torch.randperm(len(groups))
+        return [[groups[j] for j in mb.tolist()] for mb in torch.tensor_split(perm, self.args.num_mini_batches)]
 
     def advantage_targets(self, rollouts: list, tensors: list, stats: dict) -> list:
         "GAE per token (`rollout_gae`) from each agent's critic values, whitened over its real tokens of the step; the λ-returns are the value targets."
         a = self.args
-        for ro in rollouts: self._rollout_stats(ro, stats)
         out = [[None] * len(self.agents) for _ in rollouts]
         for i, ag in enumerate(self.agents):
-            per = [rollout_gae(ro, i, t['values'][i], a.gamma, a.lam) for ro, t in zip(rollouts, tensors)]  # (advantages, returns) per level
+            V = [[x['values'] for x in t[i]] for t in tensors]  # [rollout][level] -> [N, C] the critic's values
+            per = [rollout_gae(ro, i, v, a.gamma, a.lam) for ro, v in zip(rollouts, V)]  # (advantages, returns) per level
             masks = [(r, l, L.generations[i].completion_mask.bool()) for r, ro in enumerate(rollouts) for l, L in enumerate(ro.levels)]
-            A, R, V = (torch.cat([x[r][l][m] for r, l, m in masks]) for x in ([p[0] for p in per], [p[1] for p in per],
-                                                                               [t['values'][i] for t in tensors]))
+            A, R, V = (torch.cat([x[r][l][m] for r, l, m in masks]) for x in ([p[0] for p in per], [p[1] for p in per], V))
             stats.setdefault('advantage', []).extend(A.tolist())
             self.value_stats(i, R, V, stats)
             if a.whiten_advantages:
@@ -185,15 +181,12 @@ def iac_targets(ro: Rollout, # a rollout (`03_rollout`)
 @dataclass
 class IACConfig(ActorCriticConfig):
     "The critics' settings (`ActorCriticConfig`) for IAC: value clipping and advantage whitening. Raises `ValueError` naming the field."
-    cliprange_value: Optional[float] = None  # clip range of the value loss around the rollout's values (None: no clipping)
     whiten_advantages: bool = True  # normalise each agent's advantages to mean 0, std 1 over the step's samples
-    reference_fields = {**ActorCriticConfig.reference_fields, 'value_clip_range': 'cliprange_value',
+    reference_fields = {**ActorCriticConfig.reference_fields,
                         'advantage_normalization': "whiten_advantages (each agent's advantages over the step's samples)"}
 
     def __post_init__(self):
         super().__post_init__()
-        if self.cliprange_value is not None and not self.cliprange_value > 0:
-            raise ValueError(f"{type(self).__name__}.cliprange_value must be > 0 or None, got {self.cliprange_value}")
         if self.scale_rewards != 'none':
             raise ValueError(f"{type(self).__name__}.scale_rewards must be 'none' (got {self.scale_rewards!r}): advantages come "
                              "from the critic; normalise them with whiten_advantages=True")
@@ -207,15 +200,12 @@ class IACTrainer(ActorCriticTrainer):
     "Independent actor-critic: each token's advantage is the one-step target minus the critic's value at the prompt (`iac_targets`)."
     config_class = IACConfig
 
-    def value_loss(self, values, returns, old_values): return ppo_value_loss(values, returns, old_values, self.args.cliprange_value)
-
     def advantage_targets(self, rollouts: list, tensors: list, stats: dict) -> list:
         "Per agent: y - V(x) for each sample (whitened over the step's samples), and y as the value target at every token."
         a = self.args
-        for ro in rollouts: self._rollout_stats(ro, stats)
         out = [[None] * len(self.agents) for _ in rollouts]
         for i in range(len(self.agents)):
-            per = [iac_targets(ro, i, t['values'][i], a.gamma) for ro, t in zip(rollouts, tensors)]
+            per = [iac_targets(ro, i, [x['values'] for x in t[i]], a.gamma) for ro, t in zip(rollouts, tensors)]
             Y, V = (torch.cat([x for p in per for x in p[k]]) for k in (0, 1))
             stats.setdefault('advantage', []).extend((Y - V).tolist())
             self.value_stats(i, Y, V, stats)
