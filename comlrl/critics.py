@@ -35,6 +35,7 @@ class ValueHead(nn.Module):
                ) -> torch.Tensor: # [...] values
         return self.summary(hidden.float()).squeeze(-1)
 
+# %% ../nbs/15_critics.ipynb #f16be862
 def lm_parts(model: nn.Module) -> tuple[nn.Module, nn.Module]:
     "(trunk, language-model head) of a causal LM or a PeftModel around one. Raises `ValueError` when there is no trunk."
     base = model.get_base_model() if hasattr(model, 'get_base_model') else model  # PeftModel -> the LoRA-injected LM
@@ -45,6 +46,7 @@ def lm_parts(model: nn.Module) -> tuple[nn.Module, nn.Module]:
                          "whose trunk and language-model head are separate modules")
     return trunk, head
 
+# %% ../nbs/15_critics.ipynb #c7f1dcbc
 def logps_and_values(model: nn.Module, # causal LM or PeftModel (the right adapter active)
                      value_head: Optional[nn.Module], # maps [.., H] hidden states to [..] values; None: no values
                      prompt_ids: torch.Tensor, # [N, P] long, left-padded
@@ -74,20 +76,24 @@ class Critic:
     adapter: Optional[str] = None  # the adapter to activate in `model` (the critic's own, or the actor's when shared)
     shared: bool = False  # True: the actor's own trunk and adapter (use_separate_critic=False)
 
-    def trunk_model(self) -> nn.Module:
-        "The model with the critic's adapter (or the shared actor's) active."
-        if self.adapter is not None and self.model.active_adapter != self.adapter: self.model.set_adapter(self.adapter)
-        return self.model
+# %% ../nbs/15_critics.ipynb #3010bc00
+@patch
+def trunk_model(self: Critic) -> nn.Module:
+    "The model with the critic's adapter (or the shared actor's) active."
+    if self.adapter is not None and self.model.active_adapter != self.adapter: self.model.set_adapter(self.adapter)
+    return self.model
 
-    def trainable_parameters(self) -> list[nn.Parameter]:
-        "What the critic's optimizer group updates: the head, plus the critic's own adapter or trunk (none when shared)."
-        ps = list(self.head.parameters())
-        if self.shared: return ps  # the trunk is the actor's, updated with the actor's parameters
-        if self.adapter is not None:
-            key = f'.{self.adapter}.'
-            return [p for n, p in self.model.named_parameters() if key in n] + ps
-        return list(lm_parts(self.model)[0].parameters()) + ps
+@patch
+def trainable_parameters(self: Critic) -> list[nn.Parameter]:
+    "What the critic's optimizer group updates: the head, plus the critic's own adapter or trunk (none when shared)."
+    ps = list(self.head.parameters())
+    if self.shared: return ps  # the trunk is the actor's, updated with the actor's parameters
+    if self.adapter is not None:
+        key = f'.{self.adapter}.'
+        return [p for n, p in self.model.named_parameters() if key in n] + ps
+    return list(lm_parts(self.model)[0].parameters()) + ps
 
+# %% ../nbs/15_critics.ipynb #e211ee8d
 def _check_lm_parts(model: nn.Module, name: str):
     "Make sure head(trunk(x)) is the model's own logits (some models post-process them, e.g. soft-capping)."
     trunk, lm_head = lm_parts(model)
@@ -97,6 +103,7 @@ def _check_lm_parts(model: nn.Module, name: str):
         raise ValueError(f"{name}: {type(model).__name__} post-processes its logits, so the value head cannot share its "
                          "forward pass: use use_separate_critic=True")
 
+# %% ../nbs/15_critics.ipynb #70b6c566
 def _new_critic(ag: Agent, name: str, shared: bool) -> Critic:
     if shared:
         _check_lm_parts(ag.policy(), ag.name)
@@ -108,6 +115,7 @@ def _new_critic(ag: Agent, name: str, shared: bool) -> Critic:
     hidden = lm_parts(model)[1].weight.shape[-1]
     return Critic(name, model, ValueHead(hidden).to(ag.device), adapter, shared=shared)
 
+# %% ../nbs/15_critics.ipynb #c8bce9ff
 def build_critics(agents: list, # the team (`Agent`s)
                   use_separate_critic: bool = True, # True: a trunk per critic; False: a head on the actor's trunk
                   centralized_critic: bool = False, # True: one critic for the team (see MAPPO below), built on agent 0's model
@@ -144,6 +152,7 @@ def central_critic_texts(level, # a `Level` of an aligned rollout
             texts.append('\n\n'.join(parts))
     return texts
 
+# %% ../nbs/15_critics.ipynb #6a4d0213
 def critic_input(level, # a `Level` of a rollout
                  agent: int, # whose samples the critic evaluates
                  critic: 'Critic', # the agent's critic
@@ -194,6 +203,7 @@ def save_critics(critics: list, # the team's critics (a team critic appears once
             else: cr.model.save_pretrained(d)
         save_file({k: v.detach().cpu().contiguous() for k, v in cr.head.state_dict().items()}, str(d / 'value_head.safetensors'))
 
+# %% ../nbs/15_critics.ipynb #e292ad53
 def load_critics(critics: list, # the team's critics, built as when they were saved
                  path: Path, # a folder `save_critics` wrote into
                 ):
@@ -237,46 +247,55 @@ class ActorCriticTrainer(MATrainer):
     "The shared loop with one critic per agent (or one for the team). Subclasses define `advantage_targets` and `value_loss`."
     config_class = ActorCriticConfig
 
-    def setup_models(self): self.critics = build_critics(self.agents, self.args.use_separate_critic, self.args.centralized_critic)
-
     def optimizer_groups(self, agent):
         cr, a = self.critics[agent], self.args
         owner = all(c is not cr for c in self.critics[:agent])  # a team critic belongs to agent 0's optimizer
         return super().optimizer_groups(agent) + [{'name': cr.name, 'params': cr.trainable_parameters() if owner else [],
                                                    'lr': a.critic_learning_rate or a.learning_rate}]
 
-    def trained_modules(self, agent): return [self.agents[agent].model, self.critics[agent].model]
+# %% ../nbs/15_critics.ipynb #ee6ef671
+@patch
+def setup_models(self: ActorCriticTrainer): self.critics = build_critics(self.agents, self.args.use_separate_critic, self.args.centralized_critic)
 
-    def gradient_units(self):
-        "Each agent's parameters, with its value head when the head sits on the actor (one forward); each critic of its own apart (the team critic once, for every agent)."
-        units = {}
-        for i, (ag, cr) in enumerate(zip(self.agents, self.critics)):
-            if cr.shared: units[ag.name] = (ag.trainable_parameters() + list(cr.head.parameters()), [i]); continue
-            units[ag.name] = (ag.trainable_parameters(), [i])
-            units[cr.name] = (cr.trainable_parameters(), units.get(cr.name, (None, []))[1] + [i])
-        return units
+@patch
+def trained_modules(self: ActorCriticTrainer, agent): return [self.agents[agent].model, self.critics[agent].model]
 
-    def value_loss(self, values: torch.Tensor, # [n, C] V(s_t), with gradient
-                   returns: torch.Tensor, # [n, C] the targets
-                   old_values: torch.Tensor, # [n, C] the values at rollout time
-                  ) -> tuple[torch.Tensor, dict]: # per-token loss [n, C], and per-token diagnostics ('clipped')
-        "Hook: the critic's per-token loss. Each algorithm defines it; raises `NotImplementedError` here."
-        raise NotImplementedError(f"{type(self).__name__} must define value_loss(values, returns, old_values)")
+# %% ../nbs/15_critics.ipynb #a53f65c7
+@patch
+def gradient_units(self: ActorCriticTrainer):
+    "Each agent's parameters, with its value head when the head sits on the actor (one forward); each critic of its own apart (the team critic once, for every agent)."
+    units = {}
+    for i, (ag, cr) in enumerate(zip(self.agents, self.critics)):
+        if cr.shared: units[ag.name] = (ag.trainable_parameters() + list(cr.head.parameters()), [i]); continue
+        units[ag.name] = (ag.trainable_parameters(), [i])
+        units[cr.name] = (cr.trainable_parameters(), units.get(cr.name, (None, []))[1] + [i])
+    return units
 
-    @torch.no_grad()
-    def rollout_tensors(self, ro: Rollout) -> dict:
-        "The critics' values (and inputs) of every agent's samples, old log-probs when needed (one forward with a head on the actor), reference log-probs."
-        a, old = self.args, self.args.updates_per_rollout() > 1
-        out = {k: [[] for _ in self.agents] for k in ('values', 'old_logps', 'ref_logps', 'critic_inputs')}
-        for i, (ag, cr) in enumerate(zip(self.agents, self.critics)):
-            for L in ro.levels:
-                g, cin = L.generations[i], critic_input(L, i, cr, self.agents[0].tokenizer, a.centralized_critic)
-                lp, v = critic_values(cr, ag.policy(), g.prompt_ids, g.prompt_mask, g.completion_ids, g.num_generations, cin,
-                                      with_logps=old, temperature=a.temperature, top_k=a.top_k, micro_batch_size=a.micro_batch_size)
-                out['values'][i].append(v.cpu()); out['old_logps'][i].append(None if lp is None else lp.cpu())
-                out['critic_inputs'][i].append(cin)
-                out['ref_logps'][i].append(self.reference_logps(i, g).cpu() if a.beta > 0 else None)
-        return out
+# %% ../nbs/15_critics.ipynb #8a7f9c75
+@patch
+def value_loss(self: ActorCriticTrainer, values: torch.Tensor, # [n, C] V(s_t), with gradient
+               returns: torch.Tensor, # [n, C] the targets
+               old_values: torch.Tensor, # [n, C] the values at rollout time
+              ) -> tuple[torch.Tensor, dict]: # per-token loss [n, C], and per-token diagnostics ('clipped')
+    "Hook: the critic's per-token loss. Each algorithm defines it; raises `NotImplementedError` here."
+    raise NotImplementedError(f"{type(self).__name__} must define value_loss(values, returns, old_values)")
+
+# %% ../nbs/15_critics.ipynb #7cc78585
+@patch
+@torch.no_grad()
+def rollout_tensors(self: ActorCriticTrainer, ro: Rollout) -> dict:
+    "The critics' values (and inputs) of every agent's samples, old log-probs when needed (one forward with a head on the actor), reference log-probs."
+    a, old = self.args, self.args.updates_per_rollout() > 1
+    out = {k: [[] for _ in self.agents] for k in ('values', 'old_logps', 'ref_logps', 'critic_inputs')}
+    for i, (ag, cr) in enumerate(zip(self.agents, self.critics)):
+        for L in ro.levels:
+            g, cin = L.generations[i], critic_input(L, i, cr, self.agents[0].tokenizer, a.centralized_critic)
+            lp, v = critic_values(cr, ag.policy(), g.prompt_ids, g.prompt_mask, g.completion_ids, g.num_generations, cin,
+                                  with_logps=old, temperature=a.temperature, top_k=a.top_k, micro_batch_size=a.micro_batch_size)
+            out['values'][i].append(v.cpu()); out['old_logps'][i].append(None if lp is None else lp.cpu())
+            out['critic_inputs'][i].append(cin)
+            out['ref_logps'][i].append(self.reference_logps(i, g).cpu() if a.beta > 0 else None)
+    return out
 
 # %% ../nbs/15_critics.ipynb #b763016d
 @patch
@@ -305,6 +324,7 @@ def chunk_backward(self: ActorCriticTrainer, agent: int, gen, rows, tensors: dic
     if 'kl' in pinfo: out['kl'] = (pinfo['kl'] * mask).sum().item()
     return out
 
+# %% ../nbs/15_critics.ipynb #3d48c84c
 @patch
 def update_stats(self: ActorCriticTrainer, agent: int, sums: dict, stats: dict):
     "The shared loop's (loss, KL), the clip fraction at every step, the value loss and the fraction of clipped value tokens."
@@ -315,6 +335,7 @@ def update_stats(self: ActorCriticTrainer, agent: int, sums: dict, stats: dict):
     if sums['value_clipped'] or getattr(self.args, 'cliprange_value', None) is not None:
         stats.setdefault('value_clip_fraction', []).append(sums['value_clipped'] / tok)
 
+# %% ../nbs/15_critics.ipynb #3b6ca13d
 @patch
 def value_stats(self: ActorCriticTrainer, agent: int, # whose critic
                 returns: torch.Tensor, # [T] the value targets of the agent's real tokens in the step
@@ -326,6 +347,7 @@ def value_stats(self: ActorCriticTrainer, agent: int, # whose critic
     stats.setdefault(f'value/{name}', []).append(mean_V)
     stats.setdefault(f'explained_variance/{name}', []).append(1 - var_err / var_R if var_R > 0 else float('nan'))
 
+# %% ../nbs/15_critics.ipynb #119c8505
 @patch
 def save_extra(self: ActorCriticTrainer, output_dir: Path): save_critics(self.critics, output_dir)
 
