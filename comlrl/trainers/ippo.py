@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 import torch
+from fastcore.basics import patch
 
 from ..critics import ActorCriticConfig, ActorCriticTrainer
 from ..rollout import Rollout, credit_samples
@@ -41,6 +42,7 @@ def gae(rewards: torch.Tensor, # [N, C] reward of each token (usually 0 except a
         adv[:, t] = torch.where(real[:, t], delta + gamma * lam * a_next, zero)
     return adv, torch.where(real, adv + values, torch.zeros_like(values))
 
+# %% ../../nbs/14_ippo.ipynb #769edd92
 def last_token_rewards(rewards: torch.Tensor, # [N] one reward per completion
                        mask: torch.Tensor, # [N, C] completion mask
                       ) -> torch.Tensor: # [N, C] the reward on each row's last real token, 0 elsewhere
@@ -92,6 +94,7 @@ def ppo_policy_loss(logps: torch.Tensor, # [N, C] log π_θ(y_t | s_t), with gra
         raise ValueError(f"advantages have shape {tuple(advantages.shape)}, log-probs {tuple(logps.shape)}: IPPO needs one advantage per token")
     return token_loss(logps, advantages, old_logps, ref_logps, epsilon, beta, mask)  # the shared loss, per-token advantages
 
+# %% ../../nbs/14_ippo.ipynb #cea282b8
 def ppo_value_loss(values: torch.Tensor, # [N, C] V_φ(s_t), with gradient
                    returns: torch.Tensor, # [N, C] λ-returns (targets)
                    old_values: Optional[torch.Tensor] = None, # [N, C] values when the rollout was made (for clipping)
@@ -136,31 +139,36 @@ class IPPOTrainer(ActorCriticTrainer):
     "Independent PPO (Schulman et al. 2017; de Witt et al. 2020) with GAE (Schulman et al. 2016): one critic per agent, or one centralised critic (MAPPO, Yu et al. 2022)."
     config_class = IPPOConfig
 
-    def value_loss(self, values, returns, old_values): return ppo_value_loss(values, returns, old_values, self.args.cliprange_value)
+# %% ../../nbs/14_ippo.ipynb #5f5b1ba1
+@patch
+def value_loss(self: IPPOTrainer, values, returns, old_values): return ppo_value_loss(values, returns, old_values, self.args.cliprange_value)
 
-    def minibatches(self, units: list) -> list[list]:
-        "`num_mini_batches` random minibatches of whole prompt groups, drawn anew every epoch."
-        perm = torch.randperm(len(units))
-        return [[units[j] for j in mb.tolist()] for mb in torch.tensor_split(perm, self.args.num_mini_batches)]
+@patch
+def minibatches(self: IPPOTrainer, units: list) -> list[list]:
+    "`num_mini_batches` random minibatches of whole prompt groups, drawn anew every epoch."
+    perm = torch.randperm(len(units))
+    return [[units[j] for j in mb.tolist()] for mb in torch.tensor_split(perm, self.args.num_mini_batches)]
 
-    def advantage_targets(self, rollouts: list, tensors: list, stats: dict) -> list:
-        "GAE per token (`rollout_gae`) from each agent's critic values, whitened over its real tokens of the step; the λ-returns are the value targets."
-        a = self.args
-        for ro in rollouts: self._rollout_stats(ro, stats)
-        out = [[None] * len(self.agents) for _ in rollouts]
-        for i, ag in enumerate(self.agents):
-            per = [rollout_gae(ro, i, t['values'][i], a.gamma, a.lam) for ro, t in zip(rollouts, tensors)]  # (advantages, returns) per level
-            masks = [(r, l, L.generations[i].completion_mask.bool()) for r, ro in enumerate(rollouts) for l, L in enumerate(ro.levels)]
-            A, R, V = (torch.cat([x[r][l][m] for r, l, m in masks]) for x in ([p[0] for p in per], [p[1] for p in per],
-                                                                               [t['values'][i] for t in tensors]))
-            stats.setdefault('advantage', []).extend(A.tolist())
-            self.value_stats(i, R, V, stats)
-            if a.whiten_advantages:
-                _, mean, var = global_moments(self.accelerator, A)  # over every process's tokens
-                std = var ** 0.5
-                for r, l, m in masks: per[r][0][l] = torch.where(m, (per[r][0][l] - mean) / (std + 1e-8), torch.zeros(()))
-            for r in range(len(rollouts)): out[r][i] = [{'advantages': adv, 'returns': ret} for adv, ret in zip(*per[r])]
-        return out
+# %% ../../nbs/14_ippo.ipynb #211c53d2
+@patch
+def advantage_targets(self: IPPOTrainer, rollouts: list, tensors: list, stats: dict) -> list:
+    "GAE per token (`rollout_gae`) from each agent's critic values, whitened over its real tokens of the step; the λ-returns are the value targets."
+    a = self.args
+    for ro in rollouts: self._rollout_stats(ro, stats)
+    out = [[None] * len(self.agents) for _ in rollouts]
+    for i, ag in enumerate(self.agents):
+        per = [rollout_gae(ro, i, t['values'][i], a.gamma, a.lam) for ro, t in zip(rollouts, tensors)]  # (advantages, returns) per level
+        masks = [(r, l, L.generations[i].completion_mask.bool()) for r, ro in enumerate(rollouts) for l, L in enumerate(ro.levels)]
+        A, R, V = (torch.cat([x[r][l][m] for r, l, m in masks]) for x in ([p[0] for p in per], [p[1] for p in per],
+                                                                           [t['values'][i] for t in tensors]))
+        stats.setdefault('advantage', []).extend(A.tolist())
+        self.value_stats(i, R, V, stats)
+        if a.whiten_advantages:
+            _, mean, var = global_moments(self.accelerator, A)  # over every process's tokens
+            std = var ** 0.5
+            for r, l, m in masks: per[r][0][l] = torch.where(m, (per[r][0][l] - mean) / (std + 1e-8), torch.zeros(()))
+        for r in range(len(rollouts)): out[r][i] = [{'advantages': adv, 'returns': ret} for adv, ret in zip(*per[r])]
+    return out
 
 # %% ../../nbs/14_ippo.ipynb #f895e7aa
 def iac_targets(ro: Rollout, # a rollout (`03_rollout`)
@@ -198,36 +206,42 @@ class IACConfig(ActorCriticConfig):
             raise ValueError(f"{type(self).__name__}.scale_rewards must be 'none' (got {self.scale_rewards!r}): advantages come "
                              "from the critic; normalise them with whiten_advantages=True")
 
+# %% ../../nbs/14_ippo.ipynb #236e67f2
 @dataclass
 class MAACConfig(IACConfig):
     "`IACConfig` with one centralised critic for the team (`centralized_critic=True`)."
     centralized_critic: bool = True
 
+# %% ../../nbs/14_ippo.ipynb #2f7b699c
 class IACTrainer(ActorCriticTrainer):
     "Independent actor-critic: each token's advantage is the one-step target minus the critic's value at the prompt (`iac_targets`)."
     config_class = IACConfig
 
-    def value_loss(self, values, returns, old_values): return ppo_value_loss(values, returns, old_values, self.args.cliprange_value)
+# %% ../../nbs/14_ippo.ipynb #a72759f6
+@patch
+def value_loss(self: IACTrainer, values, returns, old_values): return ppo_value_loss(values, returns, old_values, self.args.cliprange_value)
 
-    def advantage_targets(self, rollouts: list, tensors: list, stats: dict) -> list:
-        "Per agent: y - V(x) for each sample (whitened over the step's samples), and y as the value target at every token."
-        a = self.args
-        for ro in rollouts: self._rollout_stats(ro, stats)
-        out = [[None] * len(self.agents) for _ in rollouts]
-        for i in range(len(self.agents)):
-            per = [iac_targets(ro, i, t['values'][i], a.gamma) for ro, t in zip(rollouts, tensors)]
-            Y, V = (torch.cat([x for p in per for x in p[k]]) for k in (0, 1))
-            stats.setdefault('advantage', []).extend((Y - V).tolist())
-            self.value_stats(i, Y, V, stats)
-            mean, std = 0.0, 1.0
-            if a.whiten_advantages:
-                _, mean, var = global_moments(self.accelerator, Y - V)  # over every process's samples
-                std = var ** 0.5 + 1e-8
-            for r, (ys, v0s) in enumerate(per):
-                masks = [L.generations[i].completion_mask for L in rollouts[r].levels]
-                out[r][i] = [{'advantages': (y - v - mean) / std, 'returns': y[:, None] * m} for y, v, m in zip(ys, v0s, masks)]
-        return out
+@patch
+def advantage_targets(self: IACTrainer, rollouts: list, tensors: list, stats: dict) -> list:
+    "Per agent: y - V(x) for each sample (whitened over the step's samples), and y as the value target at every token."
+    a = self.args
+    for ro in rollouts: self._rollout_stats(ro, stats)
+    out = [[None] * len(self.agents) for _ in rollouts]
+    for i in range(len(self.agents)):
+        per = [iac_targets(ro, i, t['values'][i], a.gamma) for ro, t in zip(rollouts, tensors)]
+        Y, V = (torch.cat([x for p in per for x in p[k]]) for k in (0, 1))
+        stats.setdefault('advantage', []).extend((Y - V).tolist())
+        self.value_stats(i, Y, V, stats)
+        mean, std = 0.0, 1.0
+        if a.whiten_advantages:
+            _, mean, var = global_moments(self.accelerator, Y - V)  # over every process's samples
+            std = var ** 0.5 + 1e-8
+        for r, (ys, v0s) in enumerate(per):
+            masks = [L.generations[i].completion_mask for L in rollouts[r].levels]
+            out[r][i] = [{'advantages': (y - v - mean) / std, 'returns': y[:, None] * m} for y, v, m in zip(ys, v0s, masks)]
+    return out
 
+# %% ../../nbs/14_ippo.ipynb #9a3bcd88
 class MAACTrainer(IACTrainer):
     "Multi-agent actor-critic: `IACTrainer` with one centralised critic for the team (`MAACConfig`)."
     config_class = MAACConfig
