@@ -45,20 +45,26 @@ class ReferenceConfig:
         self.validate()
         self.comlrl_config()  # a wrong value in comlrl= fails here, when the config is built
 
-    def validate(self):
-        "Hook: the reference's checks of its fields. Raises `ValueError` naming the field."
+# %% ../nbs/51_compat.ipynb #1e40e781
+@patch
+def validate(self: ReferenceConfig):
+    "Hook: the reference's checks of its fields. Raises `ValueError` naming the field."
 
-    def comlrl_kwargs(self) -> dict:
-        "Hook: comlrl config fields equivalent to this config's."
-        raise NotImplementedError(f"{type(self).__name__} must define comlrl_kwargs")
+@patch
+def comlrl_kwargs(self: ReferenceConfig) -> dict:
+    "Hook: comlrl config fields equivalent to this config's."
+    raise NotImplementedError(f"{type(self).__name__} must define comlrl_kwargs")
 
-    def comlrl_config(self) -> MAConfig:
-        "The comlrl config this one translates into, with the `comlrl` dict's fields set over the translation."
-        extra = getattr(self, 'comlrl', None) or {}
-        if not isinstance(extra, dict): raise TypeError(f"{type(self).__name__}.comlrl must be a dict of comlrl config fields, got {type(extra).__name__}")
-        return self.comlrl_class(**{**self.comlrl_kwargs(), **extra})
+# %% ../nbs/51_compat.ipynb #b2e69f69
+@patch
+def comlrl_config(self: ReferenceConfig) -> MAConfig:
+    "The comlrl config this one translates into, with the `comlrl` dict's fields set over the translation."
+    extra = getattr(self, 'comlrl', None) or {}
+    if not isinstance(extra, dict): raise TypeError(f"{type(self).__name__}.comlrl must be a dict of comlrl config fields, got {type(extra).__name__}")
+    return self.comlrl_class(**{**self.comlrl_kwargs(), **extra})
 
-    def to_dict(self) -> dict: return dataclasses.asdict(self)
+@patch
+def to_dict(self: ReferenceConfig) -> dict: return dataclasses.asdict(self)
 
 # %% ../nbs/51_compat.ipynb #f85e94c4
 def normalize_parallel_training(mode) -> str:
@@ -85,6 +91,7 @@ def _as_floats(raw) -> list:
     if isinstance(raw, torch.Tensor): raw = raw.detach().cpu().tolist()
     return [float(r) for r in (list(raw) if isinstance(raw, (list, tuple)) else [raw])]
 
+# %% ../nbs/51_compat.ipynb #ad684041
 def call_reward_function(reward_func: Callable, # a reward function in any of the reference's forms
                          prompts: Sequence, # the prompts to pass (the reference: a list of strings)
                          agent_completions: Sequence[Sequence[str]], # one list of completions per agent
@@ -138,27 +145,31 @@ class PerJointActionReward:
         except (TypeError, ValueError): self.sig = None
         self.__name__ = getattr(func, '__name__', type(func).__name__)
 
-    def _cross_call(self, comps: list, item: dict) -> list:
-        try:
-            if self.sig is not None and 'batch_items' in self.sig.parameters: return self.func(*comps, batch_items=[item])
-            return self.func(*comps)
-        except TypeError: return self.func([c[0] for c in comps])
+# %% ../nbs/51_compat.ipynb #0c0583ed
+@patch
+def _cross_call(self: PerJointActionReward, comps: list, item: dict) -> list:
+    try:
+        if self.sig is not None and 'batch_items' in self.sig.parameters: return self.func(*comps, batch_items=[item])
+        return self.func(*comps)
+    except TypeError: return self.func([c[0] for c in comps])
 
-    def __call__(self, *completions, prompts=None, batch_items=None) -> list: # one number per joint action
-        out = []
-        for j in range(len(completions[0])):
-            comps, item = [[c[j]] for c in completions], None if batch_items is None else batch_items[j]
-            try:
-                if self.cross: vals = [self.processor(r) for r in self._cross_call(comps, item)]
-                else:
-                    p = None if prompts is None else [prompts[0][j]]  # the reference: [agent 0's prompt]
-                    vals = [self.processor(r) for r in call_reward_function(self.func, p, comps, num_agents=self.n,
-                                                                           batch_items=None if item is None else [item], signature=self.sig)]
-            except Exception as e: raise _reward_error(self.func, e, f"joint action {j}") from e
-            if not vals and not self.cross:
-                raise RewardFunctionError(f"reward function {self.__name__} returned no number for joint action {j}: return one")
-            out.append(float(vals[0]) if vals else 0.0)
-        return out
+# %% ../nbs/51_compat.ipynb #e7994024
+@patch
+def __call__(self: PerJointActionReward, *completions, prompts=None, batch_items=None) -> list: # one number per joint action
+    out = []
+    for j in range(len(completions[0])):
+        comps, item = [[c[j]] for c in completions], None if batch_items is None else batch_items[j]
+        try:
+            if self.cross: vals = [self.processor(r) for r in self._cross_call(comps, item)]
+            else:
+                p = None if prompts is None else [prompts[0][j]]  # the reference: [agent 0's prompt]
+                vals = [self.processor(r) for r in call_reward_function(self.func, p, comps, num_agents=self.n,
+                                                                       batch_items=None if item is None else [item], signature=self.sig)]
+        except Exception as e: raise _reward_error(self.func, e, f"joint action {j}") from e
+        if not vals and not self.cross:
+            raise RewardFunctionError(f"reward function {self.__name__} returned no number for joint action {j}: return one")
+        out.append(float(vals[0]) if vals else 0.0)
+    return out
 
 # %% ../nbs/51_compat.ipynb #11ebb507
 class PerItemReward:
@@ -174,24 +185,26 @@ class PerItemReward:
         except (TypeError, ValueError): self.sig = None
         self.__name__ = getattr(func, '__name__', type(func).__name__)
 
-    def __call__(self, *completions, prompts=None, batch_items=None) -> list:
-        K, J, out = self.group_size, len(completions[0]), []
-        if J % K: raise ValueError(f"{J} joint actions do not split into nodes of group_size={K}")
-        for s in range(0, J, K):
-            p = None if prompts is None else [prompts[i][s] for i in range(self.n)]  # each agent's prompt
-            try:
-                vals = [float(self.processor(r)) for r in call_reward_function(
-                    self.func, p, [list(c[s:s + K]) for c in completions], num_agents=self.n,
-                    batch_items=None if batch_items is None else [batch_items[s]], signature=self.sig)]
-            except Exception as e: raise _reward_error(self.func, e, f"the task item at joint action {s}") from e
-            if len(vals) == 1: out += vals * K
-            elif len(vals) == K: out += vals
-            elif len(vals) == self.n:
-                raise RewardFunctionError(f"reward function {self.__name__} returned {self.n} numbers, one per agent: the reference "
-                                          f"trains each agent on its own, comlrl's team shares one reward. Return one number "
-                                          f"(or one per sample, {K}) for the team")
-            else: raise RewardFunctionError(f"reward function {self.__name__} returned {len(vals)} numbers: return 1 or {K} (one per sample)")
-        return out
+# %% ../nbs/51_compat.ipynb #a002f53e
+@patch
+def __call__(self: PerItemReward, *completions, prompts=None, batch_items=None) -> list:
+    K, J, out = self.group_size, len(completions[0]), []
+    if J % K: raise ValueError(f"{J} joint actions do not split into nodes of group_size={K}")
+    for s in range(0, J, K):
+        p = None if prompts is None else [prompts[i][s] for i in range(self.n)]  # each agent's prompt
+        try:
+            vals = [float(self.processor(r)) for r in call_reward_function(
+                self.func, p, [list(c[s:s + K]) for c in completions], num_agents=self.n,
+                batch_items=None if batch_items is None else [batch_items[s]], signature=self.sig)]
+        except Exception as e: raise _reward_error(self.func, e, f"the task item at joint action {s}") from e
+        if len(vals) == 1: out += vals * K
+        elif len(vals) == K: out += vals
+        elif len(vals) == self.n:
+            raise RewardFunctionError(f"reward function {self.__name__} returned {self.n} numbers, one per agent: the reference "
+                                      f"trains each agent on its own, comlrl's team shares one reward. Return one number "
+                                      f"(or one per sample, {K}) for the team")
+        else: raise RewardFunctionError(f"reward function {self.__name__} returned {len(vals)} numbers: return 1 or {K} (one per sample)")
+    return out
 
 # %% ../nbs/51_compat.ipynb #f0214496
 def model_loading_kwargs(model_config: Optional[dict], # the reference's model_config, or None
@@ -217,6 +230,7 @@ def model_loading_kwargs(model_config: Optional[dict], # the reference's model_c
     if nested: out['model_kwargs'] = nested
     return out
 
+# %% ../nbs/51_compat.ipynb #a49e28cc
 def add_special_tokens(tokenizers: list, # the agents' tokenizers
                        model_config: Optional[dict], # its `special_tokens` are added (the reference's option)
                       ):
@@ -341,6 +355,7 @@ def evaluate(self: ReferenceTrainer, num_eval_samples: Optional[int] = None, # i
     self.last_eval_completions = self._unlogged_completions = records
     return out
 
+# %% ../nbs/51_compat.ipynb #53487b85
 @patch
 def eval_mode(self: ReferenceTrainer):
     "Hook: a context in which the reward function scores one sample per node (the actor-critic family's `PerItemReward`)."
@@ -381,6 +396,7 @@ def train(self: ReferenceTrainer, resume_from_checkpoint=None, # a checkpoint fo
     if checkpoint_dir is not None and self.global_step % a.save_steps: self.save_checkpoint()  # the reference also saves at the end
     return history
 
+# %% ../nbs/51_compat.ipynb #244f3f9f
 @patch
 def save_checkpoint(self: ReferenceTrainer, output_dir=None, # the checkpoint's folder; None: output_dir/checkpoint-{step}
                    ) -> str: # the folder written
@@ -394,6 +410,7 @@ def save_checkpoint(self: ReferenceTrainer, output_dir=None, # the checkpoint's 
             'wandb': None if run is None else {k: getattr(run, k) for k in ('id', 'project', 'entity') if getattr(run, k, None)}}))
     return str(path)
 
+# %% ../nbs/51_compat.ipynb #a613de3f
 @patch
 def load_checkpoint(self: ReferenceTrainer, checkpoint, # a checkpoint folder, or its training_state.pt
                    ) -> dict: # {'step': the step it was written at}
@@ -406,6 +423,7 @@ def load_checkpoint(self: ReferenceTrainer, checkpoint, # a checkpoint folder, o
     progress, self.global_step = {'step': self.global_step}, 0
     return progress
 
+# %% ../nbs/51_compat.ipynb #0c2e1a58
 @patch
 def get_train_dataloader(self: ReferenceTrainer) -> DataLoader:
     "The reference's training loader: one item per batch, in order. Raises `ValueError` without a train_dataset."
@@ -429,6 +447,7 @@ def run_config(self: ReferenceTrainer) -> dict:
     if isinstance(ds := sections.get('dataset'), dict): cfg.update({f'dataset_{k}': ds[k] for k in ('name', 'type') if ds.get(k)})
     return cfg
 
+# %% ../nbs/51_compat.ipynb #e79b3af4
 @patch
 def wandb_init_kwargs(self: ReferenceTrainer) -> dict:
     "comlrl's `wandb.init` arguments, with `wandb_config`'s project, entity, name, dir, tags, id and resume over them."
@@ -451,6 +470,7 @@ def _missing_getattr(module: str, missing: dict):
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
     return __getattr__
 
+# %% ../nbs/51_compat.ipynb #b5061070
 def reference_module(package: str, # the package that serves it, e.g. 'comlrl.trainers.reinforce' (already imported)
                      sub: Optional[str], # the reference's module under it, e.g. 'magrpo'; None: the package itself
                      names: dict, # name -> object: what the reference's module exports
@@ -466,6 +486,7 @@ def reference_module(package: str, # the package that serves it, e.g. 'comlrl.tr
     mod.__getattr__ = _missing_getattr(mod.__name__, dict(missing or {}))
     return mod
 
+# %% ../nbs/51_compat.ipynb #eeb042f5
 class _RefusingFinder:
     "An import-system finder that refuses the reference's modules comlrl does not provide, with the reason."
     def __init__(self, package: str, why: str): self.package, self.why = package, why

@@ -45,6 +45,7 @@ def solved_within(levels, # a `Rollout`'s levels (`03_rollout`), each with `rewa
         out.append(per_item)
     return out
 
+# %% ../nbs/06_metrics.ipynb #5d1b3581
 def episode_pass_at_1(levels, # a greedy `Rollout`'s levels (one joint action per node)
                      ) -> dict: # {'pass@1': ...} and, with several turns, {'turn_t/pass@1': ...} for each turn t
     "pass@1 within the episode, and after each turn when there are several: the mean over items of `solved_within`."

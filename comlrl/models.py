@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 import torch
+from fastcore.basics import patch
 from safetensors.torch import load_file
 from torch import nn
 from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedModel,
@@ -30,6 +31,16 @@ def default_dtype(device: Union[str, torch.device, None] = None) -> torch.dtype:
     dev = torch.device(device or default_device())
     return torch.bfloat16 if dev.type == 'cuda' and torch.cuda.is_bf16_supported() else torch.float32
 
+# %% ../nbs/01_models.ipynb #c7005015
+def _as_dtype(dtype) -> Optional[torch.dtype]:
+    if dtype is None or isinstance(dtype, torch.dtype): return dtype
+    if dtype == 'auto': return None
+    name = str(dtype).replace('torch.', '')
+    d = getattr(torch, name, None)
+    if not isinstance(d, torch.dtype): raise ValueError(f"unknown dtype {dtype!r}: use 'float32', 'bfloat16' or 'float16'")
+    return d
+
+# %% ../nbs/01_models.ipynb #5d8b1007
 def default_attn_implementation(device: Union[str, torch.device, None] = None, # None: `default_device()`
                                 dtype: Union[str, torch.dtype, None] = None, # the weights' dtype; None: `default_dtype(device)`
                                ) -> str: # 'flash_attention_2' or 'sdpa'
@@ -40,17 +51,8 @@ def default_attn_implementation(device: Union[str, torch.device, None] = None, #
            and torch.cuda.get_device_capability(dev)[0] >= 8)
     return 'flash_attention_2' if fa2 else 'sdpa'
 
-def _as_dtype(dtype) -> Optional[torch.dtype]:
-    if dtype is None or isinstance(dtype, torch.dtype): return dtype
-    if dtype == 'auto': return None
-    name = str(dtype).replace('torch.', '')
-    d = getattr(torch, name, None)
-    if not isinstance(d, torch.dtype): raise ValueError(f"unknown dtype {dtype!r}: use 'float32', 'bfloat16' or 'float16'")
-    return d
-
 # %% ../nbs/01_models.ipynb #c45eea7e
 WEIGHT_FILES = ('model.safetensors', 'model.safetensors.index.json', 'pytorch_model.bin', 'pytorch_model.bin.index.json')
-_HUB_ID = re.compile(r'^[\w.\-]+(/[\w.\-]+)?$')
 
 def local_weights(path: Union[str, Path], # a local model folder
                   gguf_file: Optional[str] = None, # pick this GGUF file when the folder holds several
@@ -77,6 +79,7 @@ def _has_weights(path: Path) -> bool:
     try: local_weights(path); return True
     except FileNotFoundError: return False
 
+# %% ../nbs/01_models.ipynb #c25db9a1
 def default_model_path() -> str:
     "Where the default model SmolLM2-135M-Instruct is: a local folder if one is found, else its hub id."
     if env := os.environ.get('COMLRL_MODEL_DIR'):
@@ -103,6 +106,9 @@ def prepare_tokenizer(tokenizer: PreTrainedTokenizerBase, # any Hugging Face tok
     tokenizer.padding_side = padding_side
     return tokenizer
 
+# %% ../nbs/01_models.ipynb #b9766578
+_HUB_ID = re.compile(r'^[\w.\-]+(/[\w.\-]+)?$')
+
 def _resolve(name_or_path: Union[str, Path]) -> tuple[str, dict]:
     "Turn a model name into (what to pass to from_pretrained, extra kwargs), or raise a clear error."
     s = str(name_or_path)
@@ -117,6 +123,7 @@ def _load_error(kind: str, name: str, e: Exception) -> OSError:
                    f"hub lookup failed (a wrong id, a private model without a token, or no network; for offline use "
                    f"pass a local folder). The hub said: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
 
+# %% ../nbs/01_models.ipynb #b31d3640
 def load_tokenizer(name_or_path: Union[str, Path], # hub id or local folder (a GGUF folder works too)
                    padding_side: str = 'left', # see `prepare_tokenizer`
                    **kwargs, # passed to `AutoTokenizer.from_pretrained`
@@ -185,6 +192,7 @@ def _lora_model(model: nn.Module, config, adapter_name: str):
         warnings.filterwarnings('ignore', message='`is_gradient_checkpointing` is deprecated', category=FutureWarning)
         return _peft().get_peft_model(model, config, adapter_name=adapter_name)
 
+# %% ../nbs/01_models.ipynb #bd519d63
 @dataclass
 class Agent:
     "One policy of the team: a causal LM, its tokenizer and, for LoRA agents, the name of its adapter in a shared model."
@@ -193,32 +201,39 @@ class Agent:
     tokenizer: PreTrainedTokenizerBase  # left-padded, with a pad token
     adapter: Optional[str] = None  # this agent's adapter in `model` (LoRA agents), else None
 
-    def policy(self) -> nn.Module:
-        "The module computing this agent's policy: activates its adapter first when the model is shared."
-        if self.adapter is not None and self.model.active_adapter != self.adapter: self.model.set_adapter(self.adapter)
-        return self.model
+# %% ../nbs/01_models.ipynb #ac7c2df2
+@patch
+def policy(self: Agent) -> nn.Module:
+    "The module computing this agent's policy: activates its adapter first when the model is shared."
+    if self.adapter is not None and self.model.active_adapter != self.adapter: self.model.set_adapter(self.adapter)
+    return self.model
 
-    def reference(self):
-        "Context manager in which `self.model` computes the frozen base policy (LoRA agents: adapters disabled)."
-        if self.adapter is None:
-            raise ValueError(f"{self.name} is fully fine-tuned: it has no frozen base inside it; load a reference model")
-        return self.model.disable_adapter()
+@patch
+def reference(self: Agent):
+    "Context manager in which `self.model` computes the frozen base policy (LoRA agents: adapters disabled)."
+    if self.adapter is None:
+        raise ValueError(f"{self.name} is fully fine-tuned: it has no frozen base inside it; load a reference model")
+    return self.model.disable_adapter()
 
-    def trainable_parameters(self) -> list[nn.Parameter]:
-        "The parameters this agent's optimizer updates: its adapter's weights (LoRA) or every parameter (full)."
-        if self.adapter is None: return [p for p in self.model.parameters() if p.requires_grad]
-        key = f'.{self.adapter}.'
-        return [p for n, p in self.model.named_parameters() if key in n]
+# %% ../nbs/01_models.ipynb #e1966daa
+@patch
+def trainable_parameters(self: Agent) -> list[nn.Parameter]:
+    "The parameters this agent's optimizer updates: its adapter's weights (LoRA) or every parameter (full)."
+    if self.adapter is None: return [p for p in self.model.parameters() if p.requires_grad]
+    key = f'.{self.adapter}.'
+    return [p for n, p in self.model.named_parameters() if key in n]
 
-    @property
-    def device(self) -> torch.device: return next(self.model.parameters()).device
+@patch(as_prop=True)
+def device(self: Agent) -> torch.device: return next(self.model.parameters()).device
 
-    def __repr__(self):
-        m = self.model.base_model.model if self.adapter else self.model
-        kind = f'LoRA adapter {self.adapter!r}' if self.adapter else 'full model'
-        n = sum(p.numel() for p in self.trainable_parameters())
-        src = Path(m.name_or_path).name if m.name_or_path else 'in memory'
-        return f"Agent({self.name!r}, {type(m).__name__} ({src}), {kind}, {n:,} trainable parameters, {self.device})"
+# %% ../nbs/01_models.ipynb #f1ae3ffa
+@patch
+def __repr__(self: Agent):
+    m = self.model.base_model.model if self.adapter else self.model
+    kind = f'LoRA adapter {self.adapter!r}' if self.adapter else 'full model'
+    n = sum(p.numel() for p in self.trainable_parameters())
+    src = Path(m.name_or_path).name if m.name_or_path else 'in memory'
+    return f"Agent({self.name!r}, {type(m).__name__} ({src}), {kind}, {n:,} trainable parameters, {self.device})"
 
 # %% ../nbs/01_models.ipynb #abc8957e
 def default_lora_config(r: int = 16, lora_alpha: int = 32, **kwargs):
@@ -227,6 +242,7 @@ def default_lora_config(r: int = 16, lora_alpha: int = 32, **kwargs):
     cfg = dict(r=r, lora_alpha=lora_alpha, lora_dropout=0.0, target_modules='all-linear', task_type='CAUSAL_LM')
     return peft.LoraConfig(**{**cfg, **kwargs})
 
+# %% ../nbs/01_models.ipynb #c8e3a9fa
 def _devices(device, n: int) -> list:
     if device is None or isinstance(device, (str, torch.device)): return [device or default_device()] * n
     ds = list(device)
@@ -247,6 +263,7 @@ def _tokenizer(tok, m) -> PreTrainedTokenizerBase:
         return load_tokenizer(name)
     return load_tokenizer(m)
 
+# %% ../nbs/01_models.ipynb #c83ed94e
 def load_agents(model: Union[str, Path, nn.Module, None] = None, # homogeneous team: one id, folder or model object
                 num_agents: Optional[int] = None, # team size n (default 2; with `agents=`, their number)
                 agents: Optional[Sequence[Union[str, Path, nn.Module]]] = None, # heterogeneous team: one model per agent

@@ -23,6 +23,7 @@ def _metrics_file(path: Union[str, Path]) -> Path:
                                 "(the trainers write it at every logging step)")
     return p
 
+# %% ../nbs/09_results.ipynb #14f6ea64
 def read_metrics(path: Union[str, Path], # a run's output_dir, or its metrics.jsonl
                 ) -> list[dict]: # one record per logged line, in file order
     "The records of a `metrics.jsonl`. Raises `FileNotFoundError`, or `ValueError` naming the file and line that is not a record."
@@ -50,6 +51,7 @@ def _last_run(records: Sequence[dict]) -> list[dict]:
                       "were written to the same output_dir; plotting only the last one")
     return list(records[start:])
 
+# %% ../nbs/09_results.ipynb #167a23d0
 def _series(records: Sequence[dict], key: str) -> tuple[list, list]:
     xs, ys = [], []
     for r in records:
@@ -60,6 +62,7 @@ def _series(records: Sequence[dict], key: str) -> tuple[list, list]:
         xs.append(r['step']); ys.append(float(v))
     return xs, ys
 
+# %% ../nbs/09_results.ipynb #2f62ae9f
 def _save_figure(fig: Figure, path: Union[str, Path], dpi: int) -> Path:
     "Write atomically (temp file + rename), so a reader never sees half a PNG."
     path = Path(path)
@@ -68,7 +71,6 @@ def _save_figure(fig: Figure, path: Union[str, Path], dpi: int) -> Path:
     fig.savefig(tmp, format=path.suffix.lstrip('.') or 'png', dpi=dpi)
     os.replace(tmp, path)
     return path
-
 
 # %% ../nbs/09_results.ipynb #0d385076
 def read_eval_completions(path: Union[str, Path], # a run's output_dir, or its eval_completions.jsonl
@@ -89,6 +91,7 @@ def read_eval_completions(path: Union[str, Path], # a run's output_dir, or its e
         out.append(rec)
     return out
 
+# %% ../nbs/09_results.ipynb #25ea05b3
 def before_after(path: Union[str, Path], # a run's output_dir, or its eval_completions.jsonl
                  items: Optional[Sequence[int]] = None, # eval items to pair (default: every item)
                  turn: int = 0, # which turn of a multi-turn episode
@@ -115,6 +118,7 @@ def _cell(text: str, max_chars: int, max_lines: Optional[int] = None) -> str:
     if max_lines is not None and short.count('\n') >= max_lines: short = '\n'.join(short.splitlines()[:max_lines]) + '\n…'
     return f'<pre style="white-space:pre-wrap;margin:0;font-size:12px">{html.escape(short)}</pre>'
 
+# %% ../nbs/09_results.ipynb #3bff8f16
 _TH = 'style="text-align:left;vertical-align:top;padding:4px"'
 _TD = 'style="text-align:left;vertical-align:top;padding:4px;border-top:1px solid #ddd"'
 
@@ -122,6 +126,7 @@ def _scores(rec: dict, components: Sequence[str]) -> str:
     parts = [f"<b>{rec['reward']:.2f}</b>"] + [f"{html.escape(c)} {rec['components'][c]:.2f}" for c in components if c in rec['components']]
     return '<br>'.join(parts)
 
+# %% ../nbs/09_results.ipynb #7f3104db
 def before_after_html(pairs: Sequence[dict], # from `before_after`
                       agent_names: Sequence[str], # column headers, one per agent
                       components: Optional[Sequence[str]] = None, # reward components to show (default: all)
@@ -159,6 +164,7 @@ def _smooth(ys: Sequence[float], window: int) -> list[float]:
         out.append(acc / min(i + 1, window))
     return out
 
+# %% ../nbs/09_results.ipynb #028db4ae
 def seed_summary(runs: Sequence[Union[str, Path]], # output_dirs of one job run with different seeds
                  key: str = 'eval/reward', # the held-out metric, logged before training (first) and after it (last)
                 ) -> dict: # {'key', 'seeds': [{'run', 'before', 'after', 'rise'}], 'mean_rise', 'spread', 'every_seed_rises'}
@@ -173,6 +179,7 @@ def seed_summary(runs: Sequence[Union[str, Path]], # output_dirs of one job run 
     return {'key': key, 'seeds': rows, 'mean_rise': sum(rises) / len(rises), 'spread': max(rises) - min(rises),
             'every_seed_rises': all(x > 0 for x in rises)}
 
+# %% ../nbs/09_results.ipynb #261b3ee3
 def plot_seeds(runs: Sequence[Union[str, Path]], # output_dirs of one job run with different seeds
                key: str = 'reward', # the training metric to draw per step
                eval_key: str = 'eval/reward', # the held-out metric, before and after training
@@ -260,6 +267,7 @@ def _checkout_results() -> list[Path]:
     here = [Path(__file__).resolve().parents[1]] if '__file__' in globals() else []
     return [p / 'benchmarks' / 'results' for p in here + [Path.cwd(), *Path.cwd().parents]]
 
+# %% ../nbs/09_results.ipynb #40a4e952
 def _manifest(text: str, source: str) -> list[str]:
     files = [l.strip() for l in text.splitlines() if l.strip() and not l.startswith('#')]
     bad = [f for f in files if f.startswith(('/', '\\')) or '..' in Path(f).parts or ':' in f]

@@ -35,6 +35,7 @@ class Limits:
             elif isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"Limits.{k} must be a positive integer, got {v!r}")
 
+# %% ../nbs/21_sandbox.ipynb #bb7e0050
 @dataclass
 class TestOutcome:
     "One test: a snippet (`'test_3'`) or a unittest method (`'TestStack.test_push'`)."
@@ -43,6 +44,7 @@ class TestOutcome:
     passed: bool
     error: Optional[str] = None  # 'AssertionError (<test 0> line 1: assert f(2) == 4)', 'not run: timeout', ...; None if passed
 
+# %% ../nbs/21_sandbox.ipynb #f0fe4b00
 @dataclass
 class ExecResult:
     "The outcome of running one program against its tests. Only `passed`/`total` are scores; the rest is diagnosis."
@@ -60,6 +62,7 @@ class ExecResult:
         "passed / total, 0.0 when there are no tests."
         return self.passed / self.total if self.total else 0.0
 
+# %% ../nbs/21_sandbox.ipynb #73d97709
 class SandboxSetupError(RuntimeError):
     "The trusted `setup` code failed inside the sandbox: a bug in the caller's setup, not the program's fault."
 
@@ -77,6 +80,7 @@ def _private_dir() -> str:
             _private['dir'] = d
     return _private['dir']
 
+# %% ../nbs/21_sandbox.ipynb #6068b083
 def _needed_paths(python: str) -> list:
     "Directories the sandboxed interpreter must see: its prefix, the venv prefix, site-packages (outermost only)."
     ps = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), os.path.dirname(os.path.realpath(python))}
@@ -84,10 +88,12 @@ def _needed_paths(python: str) -> list:
     ps = sorted(p for p in ps if os.path.isdir(p))
     return [p for p in ps if not any(p != q and p.startswith(q + '/') for q in ps)]
 
+# %% ../nbs/21_sandbox.ipynb #f72acbee
 def _others_can_enter(d: str) -> bool:
     try: return bool(os.stat(d).st_mode & stat.S_IXOTH)
     except OSError: return False
 
+# %% ../nbs/21_sandbox.ipynb #e6a83cc7
 def _hide_roots(mode: str, needed: list) -> list:
     "Directories to cover with an empty tmpfs: home directories, and non-traversable ancestors of `needed` (as root)."
     roots = {'/root', '/home'} if mode == 'namespaces' else {os.path.expanduser('~')}
@@ -129,6 +135,7 @@ def _fstab(mode: str, needed: list, disk_mb: int) -> tuple[str, str]:
         lines += [f'{s} {esc(p)} none bind,X-mount.mkdir 0 0' for s, p in staged]
     return '\n'.join(lines) + '\n', '\n'.join(after) + '\n' if after else ''
 
+# %% ../nbs/21_sandbox.ipynb #4ecffb60
 def _fstab_file(content: str) -> str:
     path = os.path.join(_private_dir(), 'fstab-' + hashlib.sha256(content.encode()).hexdigest()[:16])
     if not os.path.exists(path):
@@ -156,6 +163,8 @@ _WRAP_SCRIPT = '"$@"; s=$?; exit $s'  # not `exec`: the wrapper stays the progra
 _BOOT = ("import builtins, marshal, sys; exec((lambda h: compile(h, '<harness>', 'exec') if isinstance(h, str) else h)"
          "(marshal.loads(sys.stdin.buffer.read(int(sys.argv[1])))), "
          "{'__builtins__': dict(builtins.__dict__), '__name__': '__harness__'})")
+
+# %% ../nbs/21_sandbox.ipynb #bac62be8
 _harness_blobs = {}
 
 def _harness_head(python: str) -> bytes:
@@ -166,6 +175,7 @@ def _harness_head(python: str) -> bytes:
         _harness_blobs[same] = marshal.dumps(compile(src, '<harness>', 'exec') if same else src)
     return _harness_blobs[same]
 
+# %% ../nbs/21_sandbox.ipynb #623b80c7
 def _env(workdir: str) -> dict:
     "The whole environment of a run: no tokens, no trainer variables; one thread per numeric library."
     return {'PATH': '/usr/local/bin:/usr/bin:/bin', 'LANG': 'C.UTF-8', 'LC_ALL': 'C.UTF-8', 'HOME': workdir,
@@ -228,6 +238,7 @@ def _pidfd(pid: int):
     try: return os.pidfd_open(pid)
     except (AttributeError, OSError): return None  # kernel < 5.3: poll instead
 
+# %% ../nbs/21_sandbox.ipynb #afa2e80c
 def _communicate(proc, rfd: int, payload: bytes, deadline: float, cap: int):
     "Feed stdin, collect stdout/stderr (capped) and the result pipe until the process exits or the deadline passes."
     sel, pidfd = selectors.DefaultSelector(), _pidfd(proc.pid)
@@ -261,6 +272,7 @@ def _kill_group(proc):
     try: os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError): pass
 
+# %% ../nbs/21_sandbox.ipynb #74e52a10
 def _kill_uid(uid: int):
     "Kill every process of `uid` (the run's fresh uid in 'none' mode): `kill -1` as that uid, until none is left."
     kill = shutil.which('kill') or '/bin/kill'
@@ -310,6 +322,7 @@ def _count_unittest_tests(src: str) -> int:
 def _decode(buf: bytearray, dropped: int) -> str:
     return bytes(buf).decode('utf-8', 'replace') + (f'\n[... {dropped} more bytes dropped]' if dropped else '')
 
+# %% ../nbs/21_sandbox.ipynb #8cff1a8e
 def _assemble(recs, forged, kind, tests, timed_out, rc, stdout, stderr, seconds) -> ExecResult:
     "Turn verified records and the process's fate into an ExecResult."
     def mk(status, error, outcomes):
@@ -366,6 +379,7 @@ def _check_tests(program, tests, kind, setup) -> Union[list, str]: # the tests a
     _check_source(setup, 'setup')
     return tests
 
+# %% ../nbs/21_sandbox.ipynb #2d6ac30b
 def _run_options(timeout, limits, isolation, python) -> tuple: # (timeout, limits, isolation, python), resolved
     "The options of runs, checked once: by `run_tests` for its run, by `Sandbox` when it is made. 'auto' is detected here."
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
@@ -407,6 +421,7 @@ def _run(program: str, tests: Union[list, str], kind: str, setup: str, # checked
     return _assemble(recs, forged, kind, tests, timed_out, proc.returncode, _decode(out, d_out[0]),
                      _decode(err, d_err[0]), time.monotonic() - t0)
 
+# %% ../nbs/21_sandbox.ipynb #70d27a70
 def run_tests(program: str, # the untrusted code (defines functions/classes)
               tests: Union[Sequence[str], str], # 'asserts': snippets, one test each (a str is one snippet); 'unittest': the test source
               kind: str = 'asserts', # 'asserts' or 'unittest' (each test method of each TestCase the source defines is one test)
@@ -432,6 +447,7 @@ def _probe(isolation: str, python: str) -> Optional[str]:
     except (OSError, subprocess.SubprocessError) as e: return f'{type(e).__name__}: {e}'
     return None if (r.status, r.passed) == ('ok', 1) else f'{r.status}: {r.error} {r.stderr[-300:]}'.strip()
 
+# %% ../nbs/21_sandbox.ipynb #92709ec2
 def detect_isolation(python: Optional[str] = None, # interpreter the sandbox will run; None = sys.executable
                     ) -> str: # 'namespaces', 'user-namespaces' or 'none'
     "The strongest isolation mode that works on this machine, found by running a probe program (cached per interpreter)."

@@ -36,6 +36,7 @@ JOB = {  # key: (type, meaning); built by the trainer's `_launch`, read by `_har
     'paths': (list, "site-packages directories appended to sys.path (the child starts with -I -S)"),
 }
 
+# %% ../nbs/21a_sandbox_harness.ipynb #f87aa7c1
 SETUP_ERROR, PROGRAM, TAMPERED, TESTS_ERROR, TESTS, TEST, DONE = (  # the kinds of records
     'setup_error', 'program', 'tampered', 'tests_error', 'tests', 'test', 'done')
 _OR_NONE = (str, type(None))
@@ -65,6 +66,7 @@ def _problem(msg, # a job or a record, as received
             return '%s: %r is %s, not %s' % (what, k, _type_name(_type(msg[k])), ' or '.join(map(_type_name, ts)))
     return None
 
+# %% ../nbs/21a_sandbox_harness.ipynb #712e326c
 def job_problem(job) -> 'str | None': # what is wrong with `job`, or None if it is a job of the protocol
     "Check a job against `JOB`."
     return _problem(job, {k: t for k, (t, _) in JOB.items()}, 'the job')
@@ -85,6 +87,7 @@ def _encode(v) -> str:
     if _type(v) is list: return '[' + ','.join([_encode(x) for x in v]) + ']'
     return '{' + ','.join([_quote(k) + ':' + _encode(x) for k, x in v.items()]) + '}'
 
+# %% ../nbs/21a_sandbox_harness.ipynb #238ad745
 def _emitter(key: bytes, # the run's secret key (32 random bytes)
              fd: int, # write end of the result pipe
             ):
@@ -127,6 +130,7 @@ _PATH_EVENTS = {'os.remove': (0,), 'os.rmdir': (0,), 'os.rename': (0, 1), 'os.li
                 'shutil.rmtree': (0,), 'os.mkfifo': (0,), 'os.mknod': (0,), 'os.setxattr': (0,),
                 'os.removexattr': (0,), 'os.chflags': (0,), 'os.lchflags': (0,)}  # event: indices of its path arguments
 
+# %% ../nbs/21a_sandbox_harness.ipynb #22066cd4
 def _as_text(p):
     "A path argument as `str` (bytes decoded, a path-like object converted); an fd or None unchanged."
     if p is None or _isinstance(p, int): return p
@@ -134,6 +138,7 @@ def _as_text(p):
     if _isinstance(p, bytes): return bytes.decode(p, 'utf-8', 'surrogateescape')
     return _str.__str__(p)
 
+# %% ../nbs/21a_sandbox_harness.ipynb #cd2bddf2
 def _inside(p, # a path from `_as_text`, an fd or None
             writable: tuple, # directories the program may write to
            ) -> bool:
@@ -244,6 +249,7 @@ def _snapshot(setup_ns: dict, # setup's namespace, after setup ran
             'funcs': [(f, f.__code__, f.__defaults__, f.__kwdefaults__) for f in setup_ns.values()
                       if _isinstance(f, _FunctionType)]}
 
+# %% ../nbs/21a_sandbox_harness.ipynb #386e2455
 def _tampered(snap: dict, # from `_snapshot`
               describe, # from `_describer`, for an error raised by the check itself
              ):
@@ -294,6 +300,7 @@ def _run_program(source: str, # the program
     emit({'kind': PROGRAM, 'status': 'ok', 'error': None})
     return prog_ns
 
+# %% ../nbs/21a_sandbox_harness.ipynb #63728bee
 def _test_namespace(prog_ns: dict, setup_ns: dict, safe_builtins: dict, cwd: str) -> dict:
     "Add the program's names to `setup_ns` (not dunders, builtins' or setup's own names); the tests run in a copy of it."
     for k, v in prog_ns.items():  # setup's functions (HumanEval's check) may call the program's helpers by name
@@ -323,6 +330,7 @@ def _unittest_refs() -> tuple:
     import unittest
     return unittest.TestCase, unittest.SkipTest, unittest.TestLoader()
 
+# %% ../nbs/21a_sandbox_harness.ipynb #af3764c1
 def _run_case(c: type, # a TestCase class whose setUpClass has run
               n: str, # the test method's name
               SkipTest: type, describe) -> tuple:
@@ -400,6 +408,7 @@ _PLAIN_NAMED = (  # immutable (C) types outside builtins, by 'module.qualname': 
     ('numpy.ndarray',))  # without Python objects inside (dtype.hasobject)
 _USES = ('comparisons with it', 'membership tests in it', 'testing its truth', 'arithmetic on it')  # by mode
 
+# %% ../nbs/21a_sandbox_harness.ipynb #ec4e5498
 def _check_value(v, # a value about to be compared, tested for truth, or computed with by the tests
                  mode: int, # 0 compared, 1 the container of `in`, 2 tested for truth, 3 an arithmetic operand
                 ):
@@ -460,6 +469,7 @@ def _check_value(v, # a value about to be compared, tested for truth, or compute
                     % (what, qual, ' of Python objects' if name in n_array else ''))
     return v
 
+# %% ../nbs/21a_sandbox_harness.ipynb #8b976ed8
 def _value_checker():
     "The callable `_check_value`: its `...` replaced by the objects it uses, its globals an empty namespace."
     T, D = type, type.__dict__
@@ -491,11 +501,13 @@ for _names, _spec in (
     for _n in _names.split(): _UNITTEST_ARGS[_n] = _spec
 del _names, _spec, _n
 
+# %% ../nbs/21a_sandbox_harness.ipynb #3a734332
 def _at(node) -> dict:
     "`node`'s place in the source, for a node made in its stead."
     return dict(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
                 end_col_offset=node.end_col_offset)
 
+# %% ../nbs/21a_sandbox_harness.ipynb #56c5ea06
 def _checked(node, mode: int):
     "`node` passed through the value check: the call `...(node, mode)`, whose `...` becomes the checker once compiled."
     t = _type(node)
@@ -507,6 +519,7 @@ def _checked(node, mode: int):
                       orelse=_ast.Constant(value=..., **at), **at)
     return _ast.Call(func=func, args=[node, _ast.Constant(value=mode, **at)], keywords=[], **at)
 
+# %% ../nbs/21a_sandbox_harness.ipynb #f6ba9b7d
 def _guard(node, # a syntax tree of setup or test code, from `compile(..., _ast.PyCF_ONLY_AST)`
            checks: bool = True, # False inside annotations, which are not test logic: there only `...` changes
           ):
@@ -553,6 +566,7 @@ def _guard(node, # a syntax tree of setup or test code, from `compile(..., _ast.
                 if k.arg == kw: k.value = _checked(k.value, mode)
     return node
 
+# %% ../nbs/21a_sandbox_harness.ipynb #7e93bade
 def _with_checker(code, checker):
     "`code` with every `...` constant, in it and in the code it contains, replaced by `checker`."
     return code.replace(co_consts=tuple(checker if c is ... else _with_checker(c, checker) if _type(c) is _CodeType else c
@@ -608,6 +622,7 @@ def _harness():
     if unit: _run_unittest(test_codes[0], test_ns, refs, snap, describe, emit, tamper_stop)
     else: _run_asserts(test_codes, test_ns, describe, emit, tamper_stop)
 
+# %% ../nbs/21a_sandbox_harness.ipynb #79a7401d
 def _main():
     "The child's entry point: run the harness, flush, and `os._exit` (0; 3 if the harness itself crashed)."
     out, err, exit_ = sys.stdout, sys.stderr, os._exit

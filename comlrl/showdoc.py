@@ -21,6 +21,7 @@ def _exported(obj):
     if mod is None: return None
     return functools.reduce(getattr, name.split('.'), importlib.import_module(mod))
 
+# %% ../nbs/42_showdoc.ipynb #29d07acd
 def _source(obj) -> Optional[str]:
     """The dedented source of `obj`, or None when Python cannot find it (built-ins, generated code). A class defined in a
     notebook cell has none (Python looks for a class's module file), so docs processing, which runs the exported cells,
@@ -32,6 +33,7 @@ def _source(obj) -> Optional[str]:
     try: return textwrap.dedent(inspect.getsource(pkg))
     except (OSError, TypeError): return None
 
+# %% ../nbs/42_showdoc.ipynb #34b3c5ce
 def source_params(fn) -> dict: # name -> (annotation text or None, default text or None)
     "Each parameter's annotation and default as written in `fn`'s source (`ast.unparse`); {} without source."
     src = _source(fn)
@@ -53,6 +55,7 @@ def plain(text: str) -> str:
     "Markdown in a comment as the plain text a code block can show: `[text](url)` -> text, `` `code` `` -> code."
     return re.sub(r'`([^`]*)`', r'\1', re.sub(r'\[([^\]]*)\]\([^)]*\)', r'\1', text))
 
+# %% ../nbs/42_showdoc.ipynb #70c423e1
 def _param_text(p: inspect.Parameter, written: tuple) -> str:
     "A parameter as written: `name: annotation = default`, the annotation and default from the source when found."
     anno, default = written
@@ -62,6 +65,7 @@ def _param_text(p: inspect.Parameter, written: tuple) -> str:
     s = star + p.name + (f': {anno}' if anno else '')
     return s + (f' = {default}' if anno and default else f'={default}' if default else '')
 
+# %% ../nbs/42_showdoc.ipynb #d0857997
 def signature_text(fn, # a function (or a class's `__init__`)
                    name: str, # the name to show
                    prefix: str = 'def', # 'def', or 'def __init__' inside a class
@@ -89,6 +93,7 @@ def _comments(src: str) -> dict: # line number -> (comment text, whether the lin
         if t.type == tokenize.COMMENT: out[t.start[0]] = (t.string.lstrip('#').strip(), not t.line[:t.start[1]].strip())
     return out
 
+# %% ../nbs/42_showdoc.ipynb #7712c232
 def _class_fields(cls) -> list: # (name, topic, annotation, default, comment) in source order
     "The annotated fields written in `cls`'s own body, each under the last topic comment line above it."
     src = _source(cls)
@@ -105,6 +110,7 @@ def _class_fields(cls) -> list: # (name, topic, annotation, default, comment) in
         elif hasattr(stmt, 'end_lineno'): out.append([None, topic, None, None, None, stmt.end_lineno])
     return [tuple(f[:5]) for f in out if f[0] is not None]
 
+# %% ../nbs/42_showdoc.ipynb #774ac51d
 def config_fields(cls) -> list: # (topic, name, annotation, default, comment), grouped by topic in first-seen order
     "The fields of dataclass `cls` as its classes' sources write them, grouped by topic (see above)."
     names, seen = {f.name for f in dataclasses.fields(cls)}, {}
@@ -129,6 +135,7 @@ def fields_table(cls) -> str:
         out.append(f"| `{name}` | `{_cell(anno)}` | {'`' + _cell(default) + '`' if default else ''} | {_cell(note)} |")
     return '\n'.join(out).strip()
 
+# %% ../nbs/42_showdoc.ipynb #eda21678
 def _class_header(cls) -> str:
     bases = [b.__name__ for b in cls.__bases__ if b is not object]
     return f"class {cls.__name__}({', '.join(bases)}):" if bases else f"class {cls.__name__}:"

@@ -24,11 +24,13 @@ def toy_objective(logits: torch.Tensor, # [n, A] one softmax policy per agent
     for i in reversed(range(logits.shape[0])): J = J @ probs[i]  # contract the last remaining agent axis
     return J
 
+# %% ../nbs/05_toy_team.ipynb #e169bd2b
 def toy_exact_gradient(logits: torch.Tensor, payoff: torch.Tensor) -> torch.Tensor:
     "[n, A] exact ∇_θ J of the toy team (by autograd), for logits [n, A] and payoff [A, ..., A]."
     th = logits.detach().clone().requires_grad_()
     return torch.autograd.grad(toy_objective(th, payoff), th)[0]
 
+# %% ../nbs/05_toy_team.ipynb #fc8537cb
 def toy_gradient_estimates(logits: torch.Tensor, # [n, A]
                            payoff: torch.Tensor, # [A, ..., A]
                            advantage_fn: Callable, # (returns [T, K], greedy_reward [T]) -> advantages [T, K]
@@ -70,6 +72,7 @@ def length_coordination_reward(short: list, long: list) -> list:
     "Toy cooperative reward: agent 0's response should be short and agent 1's long, (chars(long) - chars(short)) / 40."
     return [(len(b) - len(a)) / 40 for a, b in zip(short, long)]
 
+# %% ../nbs/05_toy_team.ipynb #0485b808
 def train_toy_team(trainer_cls, # e.g. MAGRPOTrainer
                    max_steps: int = 20, # optimizer steps
                    output_dir: Optional[str] = None, # None: a temporary folder

@@ -11,6 +11,7 @@ import html, io, json, math, os, re, warnings
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from fastcore.basics import patch
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
@@ -113,6 +114,7 @@ def save_training_curves(output_dir: Union[str, Path], # a run's output_dir (hol
     plot_training_curves(output_dir, path=out, **kwargs)
     return out
 
+# %% ../nbs/41_viz.ipynb #f2498b46
 class TrainingCurvesCallback:
     "Trainer callback: writes `trainer.output_dir/filename` from the run's records at the end of training (and every `every` logs)."
     def __init__(self,
@@ -123,19 +125,24 @@ class TrainingCurvesCallback:
             raise ValueError(f"TrainingCurvesCallback.every must be None or a positive integer, got {every!r}")
         self.filename, self.every, self._logs = filename, every, 0
 
-    def save(self, trainer) -> Optional[Path]:
-        "Draw the run's records (`trainer.log_history`: this run's, including those kept on resume) to the image; None on the other processes."
-        if not trainer.accelerator.is_main_process: return None  # one process draws, as one writes metrics.jsonl
-        out = Path(trainer.output_dir) / self.filename
-        plot_training_curves(trainer.log_history, path=out, title=f"{type(trainer).__name__}, step {trainer.global_step}")
-        return out
+# %% ../nbs/41_viz.ipynb #7ed4c659
+@patch
+def save(self: TrainingCurvesCallback, trainer) -> Optional[Path]:
+    "Draw the run's records (`trainer.log_history`: this run's, including those kept on resume) to the image; None on the other processes."
+    if not trainer.accelerator.is_main_process: return None  # one process draws, as one writes metrics.jsonl
+    out = Path(trainer.output_dir) / self.filename
+    plot_training_curves(trainer.log_history, path=out, title=f"{type(trainer).__name__}, step {trainer.global_step}")
+    return out
 
-    def on_log(self, trainer, record: dict):
-        self._logs += 1
-        if self.every and self._logs % self.every == 0: self.save(trainer)
+# %% ../nbs/41_viz.ipynb #a1695976
+@patch
+def on_log(self: TrainingCurvesCallback, trainer, record: dict):
+    self._logs += 1
+    if self.every and self._logs % self.every == 0: self.save(trainer)
 
-    def on_train_end(self, trainer):
-        if trainer.log_history: self.save(trainer)
+@patch
+def on_train_end(self: TrainingCurvesCallback, trainer):
+    if trainer.log_history: self.save(trainer)
 
 # %% ../nbs/41_viz.ipynb #070a792d
 def joint_responses(rollout, # a `Rollout` (e.g. `trainer.last_rollouts[0]`)
@@ -195,6 +202,7 @@ def _in_jupyter() -> bool:
     ip = get_ipython()
     return ip is not None and getattr(ip, 'kernel', None) is not None  # a kernel with a front end, not a terminal IPython
 
+# %% ../nbs/41_viz.ipynb #bca2bbab
 class LiveView:
     "Notebook callback: a widget with the training curves and the latest joint responses (escaped), refreshed on `on_log`."
     def __init__(self,
@@ -214,30 +222,36 @@ class LiveView:
         self.widget = widgets.VBox([self.status, self.plot, self.responses])
         self.png, self.html, self._logs, self._drawn, self._shown = b'', '', 0, None, False
 
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget); self._shown = True
+# %% ../nbs/41_viz.ipynb #80078fd2
+@patch
+def _ipython_display_(self: LiveView):
+    from IPython.display import display
+    display(self.widget); self._shown = True
 
-    def update(self, trainer):
-        "Redraw from `trainer.log_history` and `trainer.last_rollouts`."
-        rec = trainer.log_history
-        self._drawn = (len(rec), trainer.global_step)
-        if rec:
-            buf = io.BytesIO()
-            plot_training_curves(rec, ncols=3).savefig(buf, format='png', dpi=self.dpi)
-            self.png = buf.getvalue()
-        names = [ag.name for ag in trainer.agents]
-        self.html = (joint_responses_html(trainer.last_rollouts[0], names, self.max_rows, self.max_chars)
-                     if trainer.last_rollouts else '<i>no rollout yet</i>')
-        last = next((r for r in reversed(rec) if 'reward' in r or 'turn_0/reward' in r), None)
-        rew = '' if last is None else f", reward {last.get('reward', last.get('turn_0/reward')):.3g}"
-        self.status.value = f'<b>{html.escape(type(trainer).__name__)}</b>: step {trainer.global_step}{rew}'
-        self.plot.value, self.responses.value = self.png, self.html
-        if self.display and not self._shown: self._ipython_display_()
+@patch
+def update(self: LiveView, trainer):
+    "Redraw from `trainer.log_history` and `trainer.last_rollouts`."
+    rec = trainer.log_history
+    self._drawn = (len(rec), trainer.global_step)
+    if rec:
+        buf = io.BytesIO()
+        plot_training_curves(rec, ncols=3).savefig(buf, format='png', dpi=self.dpi)
+        self.png = buf.getvalue()
+    names = [ag.name for ag in trainer.agents]
+    self.html = (joint_responses_html(trainer.last_rollouts[0], names, self.max_rows, self.max_chars)
+                 if trainer.last_rollouts else '<i>no rollout yet</i>')
+    last = next((r for r in reversed(rec) if 'reward' in r or 'turn_0/reward' in r), None)
+    rew = '' if last is None else f", reward {last.get('reward', last.get('turn_0/reward')):.3g}"
+    self.status.value = f'<b>{html.escape(type(trainer).__name__)}</b>: step {trainer.global_step}{rew}'
+    self.plot.value, self.responses.value = self.png, self.html
+    if self.display and not self._shown: self._ipython_display_()
 
-    def on_log(self, trainer, record: dict):
-        self._logs += 1
-        if self._logs % self.every == 0: self.update(trainer)
+# %% ../nbs/41_viz.ipynb #e6edc7db
+@patch
+def on_log(self: LiveView, trainer, record: dict):
+    self._logs += 1
+    if self._logs % self.every == 0: self.update(trainer)
 
-    def on_train_end(self, trainer):
-        if self._drawn != (len(trainer.log_history), trainer.global_step): self.update(trainer)
+@patch
+def on_train_end(self: LiveView, trainer):
+    if self._drawn != (len(trainer.log_history), trainer.global_step): self.update(trainer)

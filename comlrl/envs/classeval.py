@@ -35,6 +35,7 @@ def _close_open_docstring(src: str) -> str:
         out.append(line)
     return '\n'.join(out) + '\n'
 
+# %% ../../nbs/23_classeval.ipynb #c8310959
 def sanitize_skeleton(skeleton: str, # a ClassEval skeleton as shipped
                      ) -> str: # the same skeleton as valid Python
     "Repair the damage found in ClassEval's skeletons. Raises `ValueError` if the result still does not parse."
@@ -55,6 +56,7 @@ def class_methods(item: dict) -> list[str]:
     "The names of the methods to write, in skeleton order (`methods_info` lists every method but the constructor)."
     return [m['method_name'] for m in item['methods_info']]
 
+# %% ../../nbs/23_classeval.ipynb #53cb36a7
 def split_methods(item: dict, # a ClassEval item
                   num_agents: int, # n
                   rule: Union[str, Callable] = 'round_robin', # 'round_robin', 'contiguous', or (item, n) -> lists
@@ -88,6 +90,7 @@ def _collect(tree: ast.Module, out: AgentMethods):
             for m in n.body:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)): out.methods[m.name] = m
 
+# %% ../../nbs/23_classeval.ipynb #d203310c
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 
 def parse_methods(text: str, # an agent's completion
@@ -118,6 +121,7 @@ def _target_class(tree: ast.Module, class_name: str) -> ast.ClassDef:
     if not cls: raise ValueError(f"the skeleton defines no class {class_name!r}")
     return cls[-1]
 
+# %% ../../nbs/23_classeval.ipynb #5c9bf99e
 def merge_methods(skeleton: str, # the (sanitized) skeleton
                   class_name: str, # the class to complete
                   methods: dict, # method name -> ast.FunctionDef to put in the class
@@ -156,6 +160,7 @@ class ClassFeedback(Feedback):
     overlap: float = 0.0
     written: dict = field(default_factory=dict)  # method -> agents who wrote it (valid syntax)
 
+# %% ../../nbs/23_classeval.ipynb #ecc302a5
 def _names(ms) -> str: return ', '.join(f'`{m}`' for m in ms)
 
 def check_class(completions: Sequence[str], # one completion per agent
@@ -198,6 +203,7 @@ def check_class(completions: Sequence[str], # one completion per agent
         return fb, None
     return fb, program
 
+# %% ../../nbs/23_classeval.ipynb #9648931a
 def grade_class(fb: ClassFeedback, # from `check_class`
                 result: ExecResult, # the sandbox's result for the merged class
                ) -> ClassFeedback:
@@ -251,71 +257,79 @@ class ClassEvalEnv(CodeEnv):
 
     COLUMNS = ('task_id', 'skeleton', 'test', 'class_name', 'methods_info')
 
-    def load_dataset(self, split: Optional[str] = None, # 'test' (the only split), optionally sliced: 'test[:66]'
-                     data_files=None, # local ClassEval json file(s) instead of the hub
-                     include_excluded: Optional[bool] = None, # keep `CLASSEVAL_EXCLUDED`'s tasks; None: the env's setting
-                    ):
-        """The classes: from `data_files`, else the offline copy under COMLRL_DATA_DIR (unless `dataset=` was given), else the hub;
-        without the tasks of `CLASSEVAL_EXCLUDED` (left out after slicing, so a slice keeps the same other tasks)."""
-        split = split or self.default_split
-        if data_files is None and self.dataset is None and (d := data_dir()) is not None and (d / self.local_path).is_file():
-            data_files = d / self.local_path
-        if data_files is not None: ds = load_task_dataset(data_files=data_files, split=split, columns=self.COLUMNS)
-        else:
-            offline = None if self.dataset else f"{self.local_path} (ClassEval's data file, a JSON list of its 100 classes)"
-            ds = load_task_dataset(self.dataset or self.hub_path, split=split, columns=self.COLUMNS, offline=offline)
-        if self.include_excluded if include_excluded is None else include_excluded: return ds
-        out = [t for t in ds['task_id'] if t in CLASSEVAL_EXCLUDED]
-        if out:
-            kinds = dict.fromkeys(CLASSEVAL_EXCLUDED[t].split(':')[0] for t in out)
-            logger.info(f"ClassEval: left out {len(out)} of {len(ds)} tasks that even the reference solution fails here "
-                        f"({', '.join(kinds)}; see CLASSEVAL_EXCLUDED): {', '.join(out)}. include_excluded=True keeps them")
-        return ds.select([i for i, t in enumerate(ds['task_id']) if t not in CLASSEVAL_EXCLUDED])
+# %% ../../nbs/23_classeval.ipynb #62a9f180
+@patch
+def load_dataset(self: ClassEvalEnv, split: Optional[str] = None, # 'test' (the only split), optionally sliced: 'test[:66]'
+                 data_files=None, # local ClassEval json file(s) instead of the hub
+                 include_excluded: Optional[bool] = None, # keep `CLASSEVAL_EXCLUDED`'s tasks; None: the env's setting
+                ):
+    """The classes: from `data_files`, else the offline copy under COMLRL_DATA_DIR (unless `dataset=` was given), else the hub;
+    without the tasks of `CLASSEVAL_EXCLUDED` (left out after slicing, so a slice keeps the same other tasks)."""
+    split = split or self.default_split
+    if data_files is None and self.dataset is None and (d := data_dir()) is not None and (d / self.local_path).is_file():
+        data_files = d / self.local_path
+    if data_files is not None: ds = load_task_dataset(data_files=data_files, split=split, columns=self.COLUMNS)
+    else:
+        offline = None if self.dataset else f"{self.local_path} (ClassEval's data file, a JSON list of its 100 classes)"
+        ds = load_task_dataset(self.dataset or self.hub_path, split=split, columns=self.COLUMNS, offline=offline)
+    if self.include_excluded if include_excluded is None else include_excluded: return ds
+    out = [t for t in ds['task_id'] if t in CLASSEVAL_EXCLUDED]
+    if out:
+        kinds = dict.fromkeys(CLASSEVAL_EXCLUDED[t].split(':')[0] for t in out)
+        logger.info(f"ClassEval: left out {len(out)} of {len(ds)} tasks that even the reference solution fails here "
+                    f"({', '.join(kinds)}; see CLASSEVAL_EXCLUDED): {', '.join(out)}. include_excluded=True keeps them")
+    return ds.select([i for i, t in enumerate(ds['task_id']) if t not in CLASSEVAL_EXCLUDED])
 
-    def skeleton(self, item: dict) -> str:
-        "The item's skeleton, repaired (cached per skeleton text)."
-        key = item['skeleton']
-        if key not in self._skeletons: self._skeletons[key] = sanitize_skeleton(key)
-        return self._skeletons[key]
+# %% ../../nbs/23_classeval.ipynb #7226dda9
+@patch
+def skeleton(self: ClassEvalEnv, item: dict) -> str:
+    "The item's skeleton, repaired (cached per skeleton text)."
+    key = item['skeleton']
+    if key not in self._skeletons: self._skeletons[key] = sanitize_skeleton(key)
+    return self._skeletons[key]
 
-    def assignment(self, item: dict) -> list[list[str]]:
-        "The methods of each agent."
-        return split_methods(item, self.num_agents, self.split_rule)
+@patch
+def assignment(self: ClassEvalEnv, item: dict) -> list[list[str]]:
+    "The methods of each agent."
+    return split_methods(item, self.num_agents, self.split_rule)
 
-    # ---- prompts
-    def agent_prompt(self, item: dict, agent: int) -> str:
-        "Agent `agent`'s prompt: the skeleton, its methods, the output format."
-        mine = self.assignment(item)[agent]
-        others = [m for i, p in enumerate(self.assignment(item)) if i != agent for m in p]
-        team = (f"You are one of {self.num_agents} programmers completing this Python class together; each writes "
-                f"different methods.") if self.num_agents > 1 else "Complete this Python class."
-        mate = 'Your teammate writes' if self.num_agents == 2 else 'Your teammates write'
-        task = (f"Your methods: {_names(mine)}." + (f" {mate} {_names(others)}; you can call them." if others else '')
-                if mine else "You have no methods to write: answer with an empty ```python block.")
-        return (f"{team}\n\n{fence(self.skeleton(item))}\n\n{task}\n\nAnswer with one ```python block holding only the "
-                f"complete definitions of your methods (each `def` with its body), without the class header, the "
-                f"constructor, other methods or tests.")
+# %% ../../nbs/23_classeval.ipynb #713c6a2b
+@patch
+def agent_prompt(self: ClassEvalEnv, item: dict, agent: int) -> str:
+    "Agent `agent`'s prompt: the skeleton, its methods, the output format."
+    mine = self.assignment(item)[agent]
+    others = [m for i, p in enumerate(self.assignment(item)) if i != agent for m in p]
+    team = (f"You are one of {self.num_agents} programmers completing this Python class together; each writes "
+            f"different methods.") if self.num_agents > 1 else "Complete this Python class."
+    mate = 'Your teammate writes' if self.num_agents == 2 else 'Your teammates write'
+    task = (f"Your methods: {_names(mine)}." + (f" {mate} {_names(others)}; you can call them." if others else '')
+            if mine else "You have no methods to write: answer with an empty ```python block.")
+    return (f"{team}\n\n{fence(self.skeleton(item))}\n\n{task}\n\nAnswer with one ```python block holding only the "
+            f"complete definitions of your methods (each `def` with its body), without the class header, the "
+            f"constructor, other methods or tests.")
 
-    @property
-    def formatters(self) -> list:
-        return [lambda item, i=i: self.agent_prompt(item, i) for i in range(self.num_agents)]
+@patch(as_prop=True)
+def formatters(self: ClassEvalEnv) -> list:
+    return [lambda item, i=i: self.agent_prompt(item, i) for i in range(self.num_agents)]
 
-    # ---- reward
-    def evaluate_joint(self, completions: Sequence[Sequence[str]], # one list of J completions per agent
-                       items: Sequence[dict], # the J items
-                      ) -> list[ClassFeedback]:
-        "Score J joint actions: the merged classes that pass the gate run in one sandbox call."
-        self.check_batch(completions, items)
-        checked = [check_class([c[j] for c in completions], item, self.assignment(item), self.skeleton(item))
-                   for j, item in enumerate(items)]
-        jobs = [None if program is None else dict(program=program, tests=item['test'], kind='unittest')
-                for (_, program), item in zip(checked, items)]
-        return [fb if r is None else grade_class(fb, r) for (fb, _), r in zip(checked, self.run_programs(jobs))]
+# %% ../../nbs/23_classeval.ipynb #0b3e2953
+@patch
+def evaluate_joint(self: ClassEvalEnv, completions: Sequence[Sequence[str]], # one list of J completions per agent
+                   items: Sequence[dict], # the J items
+                  ) -> list[ClassFeedback]:
+    "Score J joint actions: the merged classes that pass the gate run in one sandbox call."
+    self.check_batch(completions, items)
+    checked = [check_class([c[j] for c in completions], item, self.assignment(item), self.skeleton(item))
+               for j, item in enumerate(items)]
+    jobs = [None if program is None else dict(program=program, tests=item['test'], kind='unittest')
+            for (_, program), item in zip(checked, items)]
+    return [fb if r is None else grade_class(fb, r) for (fb, _), r in zip(checked, self.run_programs(jobs))]
 
-    # ---- multi-turn
-    def answer_what(self, item: dict, agent: int) -> str:
-        "What a revision contains: the agent's methods."
-        return 'methods'
+# %% ../../nbs/23_classeval.ipynb #bd173596
+@patch
+def answer_what(self: ClassEvalEnv, item: dict, agent: int) -> str:
+    "What a revision contains: the agent's methods."
+    return 'methods'
 
 # %% ../../nbs/23_classeval.ipynb #f69737b5
 @patch
@@ -330,6 +344,7 @@ def solo_joint_action(self: ClassEvalEnv, text: str) -> tuple:
     "One agent's answer as a joint action: agent 1 wrote everything, the others nothing."
     return (text,) + ('',) * (self.num_agents - 1)
 
+# %% ../../nbs/23_classeval.ipynb #cf466456
 @patch
 def partner_prompt(self: ClassEvalEnv, item: dict, # the ClassEval item
                    agent: int, # whose prompt

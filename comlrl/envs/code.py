@@ -11,6 +11,8 @@ import ast, re, textwrap, warnings
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional, Sequence
 
+from fastcore.basics import patch
+
 from ..core import Environment
 from ..metrics import episode_pass_at_1
 from ..sandbox import Limits, Sandbox
@@ -30,6 +32,7 @@ def _parses(line: str) -> bool:
         return True
     except (SyntaxError, ValueError): return False
 
+# %% ../../nbs/21b_code.ipynb #524a5f92
 def extract_code(text: str, # a model's completion
                 ) -> str: # the Python code in it ('' when there is none), dedented
     """The code of a completion: its Python fenced blocks, or the bare code from the first definition to the prose after
@@ -67,6 +70,7 @@ def _returns_value(fn: ast.AST) -> bool:
         if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)): todo.extend(ast.iter_child_nodes(n))
     return False
 
+# %% ../../nbs/21b_code.ipynb #464a6bc8
 @dataclass
 class ParsedCode:
     "The code extracted from one completion, parsed once."
@@ -74,55 +78,64 @@ class ParsedCode:
     tree: Optional[ast.Module]  # its syntax tree, None when it does not parse
     error: Optional[str]  # the syntax error ('SyntaxError: msg (line n: ...)') when it does not parse
 
-    def function(self, name: str) -> Optional[ast.FunctionDef]:
-        "The last top-level definition of function `name` (the one Python would keep), or None."
-        if self.tree is None: return None
-        fs = [n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
-        return fs[-1] if fs else None
+# %% ../../nbs/21b_code.ipynb #18c434eb
+@patch
+def function(self: ParsedCode, name: str) -> Optional[ast.FunctionDef]:
+    "The last top-level definition of function `name` (the one Python would keep), or None."
+    if self.tree is None: return None
+    fs = [n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    return fs[-1] if fs else None
 
-    def _block(self, name: str) -> Optional[list[str]]:
-        "Text fallback: the lines of the block headed by `def name(` (for code that does not parse)."
-        lines = self.source.splitlines()
-        for i, l in enumerate(lines):
-            m = re.match(rf"^(\s*)(?:async\s+)?def\s+{re.escape(name)}\s*\(", l)
-            if not m: continue
-            ind, out = len(m.group(1)), []
-            for b in lines[i + 1:]:
-                if b.strip() and len(b) - len(b.lstrip()) <= ind: break
-                out.append(b)
-            return out
-        return None
+@patch
+def _block(self: ParsedCode, name: str) -> Optional[list[str]]:
+    "Text fallback: the lines of the block headed by `def name(` (for code that does not parse)."
+    lines = self.source.splitlines()
+    for i, l in enumerate(lines):
+        m = re.match(rf"^(\s*)(?:async\s+)?def\s+{re.escape(name)}\s*\(", l)
+        if not m: continue
+        ind, out = len(m.group(1)), []
+        for b in lines[i + 1:]:
+            if b.strip() and len(b) - len(b.lstrip()) <= ind: break
+            out.append(b)
+        return out
+    return None
 
-    def defines(self, name: str) -> bool:
-        "Whether the code defines function `name` at the top level (from the text if it does not parse)."
-        return self.function(name) is not None if self.tree is not None else self._block(name) is not None
+# %% ../../nbs/21b_code.ipynb #e527bebc
+@patch
+def defines(self: ParsedCode, name: str) -> bool:
+    "Whether the code defines function `name` at the top level (from the text if it does not parse)."
+    return self.function(name) is not None if self.tree is not None else self._block(name) is not None
 
-    def returns_value(self, name: str) -> bool:
-        "Whether function `name` returns a value somewhere (from the text if the code does not parse)."
-        if self.tree is not None:
-            fn = self.function(name)
-            return fn is not None and _returns_value(fn)
-        block = self._block(name)
-        return block is not None and any(re.match(r"^\s+return\s+\S", l) for l in block)
+@patch
+def returns_value(self: ParsedCode, name: str) -> bool:
+    "Whether function `name` returns a value somewhere (from the text if the code does not parse)."
+    if self.tree is not None:
+        fn = self.function(name)
+        return fn is not None and _returns_value(fn)
+    block = self._block(name)
+    return block is not None and any(re.match(r"^\s+return\s+\S", l) for l in block)
 
-    def definitions(self, exclude: Sequence[str] = (), # names of functions/classes to leave out
-                   ) -> str: # the source of the kept top-level statements, in order
-        "Imports, function and class definitions and module constants; the source unchanged if it does not parse."
-        if self.tree is None: return self.source  # broken code goes in as it is: the syntax level reports it
-        own = {n.name for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-        lines, spans = self.source.splitlines(), []
-        for n in self.tree.body:
-            if isinstance(n, (ast.Import, ast.ImportFrom)): keep = True
-            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): keep = n.name not in exclude
-            elif isinstance(n, (ast.Assign, ast.AnnAssign)):
-                keep = n.value is not None and not any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and
-                                                       c.func.id in own | {'input', 'print'} for c in ast.walk(n.value))
-            else: keep = False
-            if keep:
-                start = min([n.lineno] + [d.lineno for d in getattr(n, 'decorator_list', [])])
-                spans.append('\n'.join(lines[start - 1:n.end_lineno]))
-        return '\n'.join(spans) + ('\n' if spans else '')
+# %% ../../nbs/21b_code.ipynb #0c1c6cd0
+@patch
+def definitions(self: ParsedCode, exclude: Sequence[str] = (), # names of functions/classes to leave out
+               ) -> str: # the source of the kept top-level statements, in order
+    "Imports, function and class definitions and module constants; the source unchanged if it does not parse."
+    if self.tree is None: return self.source  # broken code goes in as it is: the syntax level reports it
+    own = {n.name for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    lines, spans = self.source.splitlines(), []
+    for n in self.tree.body:
+        if isinstance(n, (ast.Import, ast.ImportFrom)): keep = True
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): keep = n.name not in exclude
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            keep = n.value is not None and not any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and
+                                                   c.func.id in own | {'input', 'print'} for c in ast.walk(n.value))
+        else: keep = False
+        if keep:
+            start = min([n.lineno] + [d.lineno for d in getattr(n, 'decorator_list', [])])
+            spans.append('\n'.join(lines[start - 1:n.end_lineno]))
+    return '\n'.join(spans) + ('\n' if spans else '')
 
+# %% ../../nbs/21b_code.ipynb #9605a3cb
 def parse_code(text: str, # a completion (code is extracted first) or code
                extract: bool = True, # False: `text` is already code
               ) -> ParsedCode:
@@ -147,6 +160,7 @@ def compile_error(program: str, # Python source
     except SyntaxError as e: return _syntax_message(e, program)
     except ValueError as e: return f"SyntaxError: {e}"
 
+# %% ../../nbs/21b_code.ipynb #8fbb3543
 def fence(code: str) -> str:
     "`code` in a ```python block, without the blank lines around it."
     return f"```python\n{code.strip()}\n```"
@@ -181,12 +195,14 @@ class Feedback:
         "The levels that apply to a team of `num_agents`: all of `LEVELS` unless a subclass says otherwise."
         return cls.LEVELS
 
-    @property
-    def reward(self) -> float: return sum((getattr(self, k) for k in self.level_names(self.num_agents)), 0.0)
+# %% ../../nbs/21b_code.ipynb #5660fa63
+@patch(as_prop=True)
+def reward(self: Feedback) -> float: return sum((getattr(self, k) for k in self.level_names(self.num_agents)), 0.0)
 
-    @property
-    def pass_rate(self) -> float: return self.passed / self.total if self.total else 0.0
+@patch(as_prop=True)
+def pass_rate(self: Feedback) -> float: return self.passed / self.total if self.total else 0.0
 
+# %% ../../nbs/21b_code.ipynb #ec0e1240
 def render_feedback(fb: Feedback, # one joint action's feedback
                     agent: int, # whose view
                     max_tests: int = 3, # failing tests to show
@@ -203,6 +219,7 @@ def render_feedback(fb: Feedback, # one joint action's feedback
     if len(fb.failed) > max_tests: lines.append(f"- ... and {len(fb.failed) - max_tests} more failing tests.")
     return '\n'.join(lines)
 
+# %% ../../nbs/21b_code.ipynb #31f8eeb6
 def revision_prompt(prompt: str, # the agent's turn-0 prompt
                     code: str, # the code extracted from its previous answer ('' if none)
                     previous: str, # the previous answer as written
@@ -234,67 +251,79 @@ class CodeEnv(Environment):
         self.num_agents, self.timeout, self.limits, self.max_workers = num_agents, timeout, limits, max_workers
         self._sandbox, self.max_feedback_tests = sandbox, max_feedback_tests
 
-    @property
-    def sandbox(self) -> Sandbox:
-        "The sandbox that runs the programs (made on first use)."
-        if self._sandbox is None: self._sandbox = Sandbox(max_workers=self.max_workers, timeout=self.timeout, limits=self.limits)
-        return self._sandbox
+# %% ../../nbs/21b_code.ipynb #3b39be05
+@patch(as_prop=True)
+def sandbox(self: CodeEnv) -> Sandbox:
+    "The sandbox that runs the programs (made on first use)."
+    if self._sandbox is None: self._sandbox = Sandbox(max_workers=self.max_workers, timeout=self.timeout, limits=self.limits)
+    return self._sandbox
 
-    def check_batch(self, completions: Sequence[Sequence[str]], # one list of J completions per agent
-                    items: Sequence[dict], # the J task items
-                   ) -> int: # J
-        "The number of joint actions. Raises `ValueError` unless there is one list per agent with one completion per item."
-        if len(completions) != self.num_agents:
-            raise ValueError(f"{type(self).__name__} has {self.num_agents} agents, got {len(completions)} lists of completions")
-        J = len(items)
-        if any(len(c) != J for c in completions):
-            raise ValueError(f"need one completion per agent for each of the {J} items, got lengths {[len(c) for c in completions]}")
-        return J
+@patch
+def check_batch(self: CodeEnv, completions: Sequence[Sequence[str]], # one list of J completions per agent
+                items: Sequence[dict], # the J task items
+               ) -> int: # J
+    "The number of joint actions. Raises `ValueError` unless there is one list per agent with one completion per item."
+    if len(completions) != self.num_agents:
+        raise ValueError(f"{type(self).__name__} has {self.num_agents} agents, got {len(completions)} lists of completions")
+    J = len(items)
+    if any(len(c) != J for c in completions):
+        raise ValueError(f"need one completion per agent for each of the {J} items, got lengths {[len(c) for c in completions]}")
+    return J
 
-    def run_programs(self, jobs: Sequence[Optional[dict]], # per joint action: `Sandbox.run`'s arguments, or None (gated)
-                    ) -> list: # per joint action: its `ExecResult`, or None
-        "Run each distinct job once, all of them in one `Sandbox.map` call."
-        key = lambda job: tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(job.items()))
-        slot, unique = {}, []
-        for job in jobs:
-            if job is not None and key(job) not in slot: slot[key(job)] = len(unique); unique.append(job)
-        results = self.sandbox.map(unique) if unique else []
-        return [None if job is None else results[slot[key(job)]] for job in jobs]
+# %% ../../nbs/21b_code.ipynb #aaa9939a
+@patch
+def run_programs(self: CodeEnv, jobs: Sequence[Optional[dict]], # per joint action: `Sandbox.run`'s arguments, or None (gated)
+                ) -> list: # per joint action: its `ExecResult`, or None
+    "Run each distinct job once, all of them in one `Sandbox.map` call."
+    key = lambda job: tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(job.items()))
+    slot, unique = {}, []
+    for job in jobs:
+        if job is not None and key(job) not in slot: slot[key(job)] = len(unique); unique.append(job)
+    results = self.sandbox.map(unique) if unique else []
+    return [None if job is None else results[slot[key(job)]] for job in jobs]
 
-    def evaluate_joint(self, completions: Sequence[Sequence[str]], # one list of J completions per agent
-                       items: Sequence[dict], # the J task items
-                      ) -> list: # J `feedback_class` objects
-        "Score J joint actions (each environment's own)."
-        raise NotImplementedError(f"{type(self).__name__} must implement evaluate_joint")
+# %% ../../nbs/21b_code.ipynb #8bdced50
+@patch
+def evaluate_joint(self: CodeEnv, completions: Sequence[Sequence[str]], # one list of J completions per agent
+                   items: Sequence[dict], # the J task items
+                  ) -> list: # J `feedback_class` objects
+    "Score J joint actions (each environment's own)."
+    raise NotImplementedError(f"{type(self).__name__} must implement evaluate_joint")
 
-    def reward_func(self, *completions, batch_items=None):
-        "Batched reward: `{'reward', one key per level, 'pass_rate', 'solved', 'feedback'}`. Raises `ValueError` without `batch_items`."
-        if batch_items is None: raise ValueError(f"{type(self).__name__}.reward_func needs batch_items= (the task items)")
-        fbs = self.evaluate_joint(completions, batch_items)
-        out = {'reward': [f.reward for f in fbs]}
-        out.update({k: [getattr(f, k) for f in fbs] for k in self.feedback_class.level_names(self.num_agents)})
-        out.update(pass_rate=[f.pass_rate for f in fbs], solved=[f.solved for f in fbs], feedback=fbs)
-        return out
+@patch
+def reward_func(self: CodeEnv, *completions, batch_items=None):
+    "Batched reward: `{'reward', one key per level, 'pass_rate', 'solved', 'feedback'}`. Raises `ValueError` without `batch_items`."
+    if batch_items is None: raise ValueError(f"{type(self).__name__}.reward_func needs batch_items= (the task items)")
+    fbs = self.evaluate_joint(completions, batch_items)
+    out = {'reward': [f.reward for f in fbs]}
+    out.update({k: [getattr(f, k) for f in fbs] for k in self.feedback_class.level_names(self.num_agents)})
+    out.update(pass_rate=[f.pass_rate for f in fbs], solved=[f.solved for f in fbs], feedback=fbs)
+    return out
 
-    def answer_what(self, item: dict, agent: int) -> str:
-        "What `agent`'s revised answer must contain, e.g. 'function `f`' (\"the complete revised ...\")."
-        return 'code'
+# %% ../../nbs/21b_code.ipynb #ff67c3a0
+@patch
+def answer_what(self: CodeEnv, item: dict, agent: int) -> str:
+    "What `agent`'s revised answer must contain, e.g. 'function `f`' (\"the complete revised ...\")."
+    return 'code'
 
-    def transition(self, item: dict, # the task item
-                   history: list, # the branch's `Turn`s so far
-                  ) -> list[str]: # the next prompt of each agent
-        "Each agent's next prompt from the branch's last turn. Raises `TypeError` when that turn holds no `feedback_class`."
-        last = history[-1]
-        fb = last.feedback.get('feedback')
-        if not isinstance(fb, self.feedback_class):
-            raise TypeError(f"{type(self).__name__}.transition needs the {self.feedback_class.__name__} its reward_func returns, "
-                            f"got {type(fb).__name__}: use this environment's reward_func with its transition")
-        return [revision_prompt(self.formatters[i](item), extract_code(c).strip(), c, self.tested,
-                                render_feedback(fb, i, self.max_feedback_tests), self.answer_what(item, i))
-                for i, c in enumerate(last.completions[:self.num_agents])]
+@patch
+def transition(self: CodeEnv, item: dict, # the task item
+               history: list, # the branch's `Turn`s so far
+              ) -> list[str]: # the next prompt of each agent
+    "Each agent's next prompt from the branch's last turn. Raises `TypeError` when that turn holds no `feedback_class`."
+    last = history[-1]
+    fb = last.feedback.get('feedback')
+    if not isinstance(fb, self.feedback_class):
+        raise TypeError(f"{type(self).__name__}.transition needs the {self.feedback_class.__name__} its reward_func returns, "
+                        f"got {type(fb).__name__}: use this environment's reward_func with its transition")
+    return [revision_prompt(self.formatters[i](item), extract_code(c).strip(), c, self.tested,
+                            render_feedback(fb, i, self.max_feedback_tests), self.answer_what(item, i))
+            for i, c in enumerate(last.completions[:self.num_agents])]
 
-    def compute_metrics(self, rollout, # a `Rollout` (greedy: one joint action per node)
-                        items, # its task items
-                       ) -> dict:
-        "pass@1 within the episode (`pass@1`) and after each turn (`turn_t/pass@1` when there are several turns)."
-        return episode_pass_at_1(rollout.levels)
+# %% ../../nbs/21b_code.ipynb #565b113c
+@patch
+def compute_metrics(self: CodeEnv, rollout, # a `Rollout` (greedy: one joint action per node)
+                    items, # its task items
+                   ) -> dict:
+    "pass@1 within the episode (`pass@1`) and after each turn (`turn_t/pass@1` when there are several turns)."
+    return episode_pass_at_1(rollout.levels)

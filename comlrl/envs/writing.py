@@ -43,6 +43,7 @@ TRANSITION_WORDS: dict[str, tuple[str, ...]] = {
     'time': ('meanwhile', 'later', 'before', 'after', 'eventually', 'now', 'when', 'while'),
 }
 
+# %% ../../nbs/20_writing.ipynb #7588f222
 STOPWORDS = frozenset('''a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has have having he her here hers
 herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or
@@ -50,6 +51,7 @@ other our ours ourselves out over own same she should so some such than that the
 these they this those through to too under until up very was we were what when where which while who whom why will with
 would you your yours yourself yourselves'''.split())
 
+# %% ../../nbs/20_writing.ipynb #fed7980f
 _PUNCT = str.maketrans('', '', string.punctuation.replace("'", ''))
 
 def words(text: str) -> list[str]:
@@ -59,11 +61,13 @@ def words(text: str) -> list[str]:
 def _norm_words(text: str) -> list[str]:
     return [w for w in text.lower().translate(_PUNCT).split() if w]
 
+# %% ../../nbs/20_writing.ipynb #e154eee4
 def transition_categories(text: str) -> set[str]:
     "The categories of `TRANSITION_WORDS` with at least one word or phrase in `text` (whole words, any case)."
     t = ' ' + ' '.join(_norm_words(text)) + ' '
     return {cat for cat, ws in TRANSITION_WORDS.items() if any(f' {w} ' in t for w in ws)}
 
+# %% ../../nbs/20_writing.ipynb #8c5da6c0
 def content_jaccard(a: str, b: str) -> float:
     "Jaccard similarity of the two texts' sets of lower-cased non-stopwords (0 when both are empty)."
     sa, sb = set(_norm_words(a)) - STOPWORDS, set(_norm_words(b)) - STOPWORDS
@@ -80,32 +84,38 @@ class WritingReward:
     jaccard_cap: float = 0.03  # level 4: overlap beyond this earns nothing
     weights: tuple[float, float, float, float] = (0.5, 1.0, 0.5, 1.0)  # maximum of each level
 
-    def measure(self, c1: str, c2: str) -> dict:
-        "Raw quantities: word counts, length ratio, unique-word ratio, transition categories, content Jaccard."
-        u1, u2 = len(set(_norm_words(c1))), len(set(_norm_words(c2)))
-        text = c2 if self.transitions_in == 'second' else c1 + '\n' + c2
-        return dict(words_1=len(words(c1)), words_2=len(words(c2)),
-                    length_ratio=len(c2.strip()) / max(len(c1.strip()), 1), unique_words_ratio=u2 / max(u1, 1),
-                    transition_categories=len(transition_categories(text)), jaccard=content_jaccard(c1, c2))
+# %% ../../nbs/20_writing.ipynb #d449d107
+@patch
+def measure(self: WritingReward, c1: str, c2: str) -> dict:
+    "Raw quantities: word counts, length ratio, unique-word ratio, transition categories, content Jaccard."
+    u1, u2 = len(set(_norm_words(c1))), len(set(_norm_words(c2)))
+    text = c2 if self.transitions_in == 'second' else c1 + '\n' + c2
+    return dict(words_1=len(words(c1)), words_2=len(words(c2)),
+                length_ratio=len(c2.strip()) / max(len(c1.strip()), 1), unique_words_ratio=u2 / max(u1, 1),
+                transition_categories=len(transition_categories(text)), jaccard=content_jaccard(c1, c2))
 
-    def __call__(self, c1: str, c2: str) -> dict:
-        "`{'reward': total, 'structure', 'length_ratio', 'diversity', 'style'}` for one pair (levels above a failed one are 0)."
-        m, w = self.measure(c1, c2), self.weights
-        out = dict(structure=0.0, length_ratio=0.0, diversity=0.0, style=0.0)
-        lo, hi = self.length_range
-        if lo <= m['words_1'] <= hi and lo <= m['words_2'] <= hi:
-            out['structure'] = w[0]
-            if (s := trapezoid(m['length_ratio'], *self.ratio)) > 0:
-                out['length_ratio'] = w[1] * s
-                if (s := trapezoid(m['unique_words_ratio'], *self.diversity)) > 0:
-                    out['diversity'] = w[2] * s
-                    k = m['transition_categories']
-                    t = 0.0 if k == 0 else min(1.0, 0.4 + 0.05 * (k - 1))
-                    j = min(m['jaccard'], self.jaccard_cap) / self.jaccard_cap
-                    out['style'] = w[3] * (0.4 * t + 0.6 * j)
-        return {'reward': sum(out.values()), **out}
+# %% ../../nbs/20_writing.ipynb #1ed3ec76
+@patch
+def __call__(self: WritingReward, c1: str, c2: str) -> dict:
+    "`{'reward': total, 'structure', 'length_ratio', 'diversity', 'style'}` for one pair (levels above a failed one are 0)."
+    m, w = self.measure(c1, c2), self.weights
+    out = dict(structure=0.0, length_ratio=0.0, diversity=0.0, style=0.0)
+    lo, hi = self.length_range
+    if lo <= m['words_1'] <= hi and lo <= m['words_2'] <= hi:
+        out['structure'] = w[0]
+        if (s := trapezoid(m['length_ratio'], *self.ratio)) > 0:
+            out['length_ratio'] = w[1] * s
+            if (s := trapezoid(m['unique_words_ratio'], *self.diversity)) > 0:
+                out['diversity'] = w[2] * s
+                k = m['transition_categories']
+                t = 0.0 if k == 0 else min(1.0, 0.4 + 0.05 * (k - 1))
+                j = min(m['jaccard'], self.jaccard_cap) / self.jaccard_cap
+                out['style'] = w[3] * (0.4 * t + 0.6 * j)
+    return {'reward': sum(out.values()), **out}
 
+# %% ../../nbs/20_writing.ipynb #8b4ebafd
 TLDR_REWARD = WritingReward()
+
 ARXIV_REWARD = WritingReward(length_range=(128, 256), ratio=(0.8, 1.3, 1.6, 2.0), diversity=(0.5, 0.7, 1.3, 1.7),
                              transitions_in='both', jaccard_cap=0.23)
 
@@ -148,72 +158,51 @@ class WritingEnv(Environment):
         self.dataset_name, self.data_files, self.rouge = dataset_name or self.hub_name, data_files, rouge
         self.max_source_words = max_source_words
 
-    # ---- data
-    def _from_rows(self, ds, source: str = 'the dataset'):
-        "Map the dataset's own columns to `prompt` (and `completion`); subclasses override."
-        return ds
+# %% ../../nbs/20_writing.ipynb #5c3c5819
+@patch
+def _from_rows(self: WritingEnv, ds, source: str = 'the dataset'):
+    "Map the dataset's own columns to `prompt` (and `completion`); subclasses override."
+    return ds
 
-    def _offline(self, split: str, root: Path):
-        "The offline copy for `split` in the folder `root` (COMLRL_DATA_DIR), or None if it is not there."
-        return None
+@patch
+def _offline(self: WritingEnv, split: str, root: Path):
+    "The offline copy for `split` in the folder `root` (COMLRL_DATA_DIR), or None if it is not there."
+    return None
 
-    def load_dataset(self, split: str = 'train', # split name, optionally sliced: 'test[:16]'
-                     data_files=None, # local json/jsonl/parquet file(s); default: the constructor's
-                    ):
-        "Items with a `prompt` column (and `completion` when the dataset has references), as a `datasets.Dataset`."
-        files = data_files if data_files is not None else self.data_files
-        if files is not None:
-            names = ', '.join(map(str, [files] if isinstance(files, (str, Path)) else files))
-            return self._from_rows(load_task_dataset(data_files=files, split=split), names)
-        if self.dataset_name == self.hub_name and (root := data_dir()) is not None:
-            ds = self._offline(split, root)
-            if ds is not None: return ds
-        offline = self.offline_copy if self.dataset_name == self.hub_name else None
-        return self._from_rows(load_task_dataset(self.dataset_name, split=split, offline=offline), self.dataset_name)
+# %% ../../nbs/20_writing.ipynb #da18a1e3
+@patch
+def load_dataset(self: WritingEnv, split: str = 'train', # split name, optionally sliced: 'test[:16]'
+                 data_files=None, # local json/jsonl/parquet file(s); default: the constructor's
+                ):
+    "Items with a `prompt` column (and `completion` when the dataset has references), as a `datasets.Dataset`."
+    files = data_files if data_files is not None else self.data_files
+    if files is not None:
+        names = ', '.join(map(str, [files] if isinstance(files, (str, Path)) else files))
+        return self._from_rows(load_task_dataset(data_files=files, split=split), names)
+    if self.dataset_name == self.hub_name and (root := data_dir()) is not None:
+        ds = self._offline(split, root)
+        if ds is not None: return ds
+    offline = self.offline_copy if self.dataset_name == self.hub_name else None
+    return self._from_rows(load_task_dataset(self.dataset_name, split=split, offline=offline), self.dataset_name)
 
-    # ---- prompts and reward
-    @property
-    def formatters(self):
-        return [lambda item, i=i: f"{self.instructions[i]}\n\n{self._clip(self._source(item))}" for i in range(2)]
+# %% ../../nbs/20_writing.ipynb #dd3aa216
+@patch(as_prop=True)
+def formatters(self: WritingEnv):
+    return [lambda item, i=i: f"{self.instructions[i]}\n\n{self._clip(self._source(item))}" for i in range(2)]
 
-    def _clip(self, text: str) -> str:
-        "The first `max_source_words` words of `text` (whitespace kept), marked with ' …' when cut."
-        if self.max_source_words is None: return text
-        spans = list(re.finditer(r'\S+', text))
-        return text if len(spans) <= self.max_source_words else text[:spans[self.max_source_words - 1].end()] + ' …'
+@patch
+def _clip(self: WritingEnv, text: str) -> str:
+    "The first `max_source_words` words of `text` (whitespace kept), marked with ' …' when cut."
+    if self.max_source_words is None: return text
+    spans = list(re.finditer(r'\S+', text))
+    return text if len(spans) <= self.max_source_words else text[:spans[self.max_source_words - 1].end()] + ' …'
 
-    def _source(self, item: dict) -> str:
-        if 'prompt' not in item: raise KeyError(f"{type(self).__name__} items need a 'prompt' column, got {sorted(item)}")
-        return item['prompt']
-
-    def reward_func(self, completions_1: Sequence[str], completions_2: Sequence[str]) -> dict:
-        "Batched gated reward: J joint actions -> {'reward': [J], 'structure': [J], ...}."
-        rows = [self.reward_spec(a, b) for a, b in zip(completions_1, completions_2)]
-        return {k: [r[k] for r in rows] for k in rows[0]} if rows else {'reward': []}
-
-    # ---- evaluation
-    def compute_metrics(self, rollout, items) -> dict:
-        "Means of the raw measures over the greedy joint actions, and ROUGE-1/2/L F1 of each agent against `completion`."
-        L = rollout.levels[0]
-        c1, c2 = (L.generations[i].texts for i in range(2))
-        out = {}
-        for m in (self.reward_spec.measure(a, b) for a, b in zip(c1, c2)):
-            for k, v in m.items(): out.setdefault(k, []).append(v)
-        out = {k: float(np.mean(v)) for k, v in out.items()}
-        refs = [it.get('completion') for it in items]
-        if self.rouge and all(isinstance(r, str) for r in refs):
-            from rouge_score import rouge_scorer
-            sc = rouge_scorer.RougeScorer(['rouge1', 'rouge2', 'rougeL'], use_stemmer=True)
-            for name, texts in (('agent_1', c1), ('agent_2', c2)):
-                s = [sc.score(r, t) for r, t in zip(refs, texts)]
-                for k in ('rouge1', 'rouge2', 'rougeL'): out[f'{k}/{name}'] = float(np.mean([x[k].fmeasure for x in s]))
-        return out
+@patch
+def _source(self: WritingEnv, item: dict) -> str:
+    if 'prompt' not in item: raise KeyError(f"{type(self).__name__} items need a 'prompt' column, got {sorted(item)}")
+    return item['prompt']
 
 # %% ../../nbs/20_writing.ipynb #0ad3f94a
-def _tldr_rows(r: dict) -> dict:
-    return {'prompt': f"SUBREDDIT: r/{r['subreddit']}\n\nTITLE: {r['title']}\n\nPOST: {r['instruction']}\n\nTL;DR:",
-            'completion': ' ' + r['gold_response']}
-
 class TLDREnv(WritingEnv):
     "TL;DR: agent 1 writes a concise summary of a Reddit post, agent 2 a detailed one. Hub: `trl-lib/tldr`."
     name, hub_name, reward_spec = 'tldr', 'trl-lib/tldr', TLDR_REWARD
@@ -232,25 +221,40 @@ class TLDREnv(WritingEnv):
         "facts. Then a line holding only ---. Then a detailed one: a few sentences with the context, reasons and "
         "consequences the concise one leaves out, in varied words with transition words (however, because, for example).")
 
-    def _from_rows(self, ds, source='the dataset'):
-        cols = ds.column_names
-        if 'prompt' in cols: return ds
-        need = ['subreddit', 'title', 'instruction', 'gold_response']
-        if all(c in cols for c in need): return ds.map(_tldr_rows, remove_columns=cols)
-        raise KeyError(f"column 'prompt' not found in {source}; its columns are {cols}: TL;DR data needs 'prompt' "
-                       f"(and 'completion'), or OpenAI's raw fields {need}")
-
-    def _offline(self, split, root):
-        f = root / 'tldr' / 'test.json'
-        if not f.is_file(): return None
-        name = split.split('[')[0]
-        if name not in ('train', 'test'): raise ValueError(f"Unknown split {name!r}: the offline TL;DR copy has splits 'train' and 'test'")
-        ds = self._from_rows(load_task_dataset(data_files=f, split='train'), str(f))
-        part = ds.select(range(self.offline_test_size)) if name == 'test' else ds.select(range(self.offline_test_size, len(ds)))
-        return select_split(part, split)
-
     def _source(self, item):
         return super()._source(item).strip().removesuffix('TL;DR:').rstrip()
+
+# %% ../../nbs/20_writing.ipynb #d1d68095
+def _tldr_rows(r: dict) -> dict:
+    return {'prompt': f"SUBREDDIT: r/{r['subreddit']}\n\nTITLE: {r['title']}\n\nPOST: {r['instruction']}\n\nTL;DR:",
+            'completion': ' ' + r['gold_response']}
+
+@patch
+def _from_rows(self: TLDREnv, ds, source='the dataset'):
+    cols = ds.column_names
+    if 'prompt' in cols: return ds
+    need = ['subreddit', 'title', 'instruction', 'gold_response']
+    if all(c in cols for c in need): return ds.map(_tldr_rows, remove_columns=cols)
+    raise KeyError(f"column 'prompt' not found in {source}; its columns are {cols}: TL;DR data needs 'prompt' "
+                   f"(and 'completion'), or OpenAI's raw fields {need}")
+
+# %% ../../nbs/20_writing.ipynb #3b57630d
+@patch
+def _offline(self: TLDREnv, split, root):
+    f = root / 'tldr' / 'test.json'
+    if not f.is_file(): return None
+    name = split.split('[')[0]
+    if name not in ('train', 'test'): raise ValueError(f"Unknown split {name!r}: the offline TL;DR copy has splits 'train' and 'test'")
+    ds = self._from_rows(load_task_dataset(data_files=f, split='train'), str(f))
+    part = ds.select(range(self.offline_test_size)) if name == 'test' else ds.select(range(self.offline_test_size, len(ds)))
+    return select_split(part, split)
+
+# %% ../../nbs/20_writing.ipynb #fda778c1
+@patch
+def reward_func(self: WritingEnv, completions_1: Sequence[str], completions_2: Sequence[str]) -> dict:
+    "Batched gated reward: J joint actions -> {'reward': [J], 'structure': [J], ...}."
+    rows = [self.reward_spec(a, b) for a, b in zip(completions_1, completions_2)]
+    return {k: [r[k] for r in rows] for k in rows[0]} if rows else {'reward': []}
 
 # %% ../../nbs/20_writing.ipynb #a0eeed40
 class ArxivEnv(WritingEnv):
@@ -268,19 +272,41 @@ class ArxivEnv(WritingEnv):
         "Write the first two paragraphs of a paper's introduction from the abstract below. First the background and the "
         "motivation (about 150 words). Then a line holding only ---. Then the method and its implications (about 180 words).")
 
-    def _from_rows(self, ds, source='the dataset'):
-        cols = ds.column_names
-        if 'abstract_text' in cols: return ds.map(lambda r: {'prompt': r['abstract_text']}, remove_columns=cols)
-        if 'source' in cols: return ds.map(lambda r: {'prompt': ' '.join(s.strip() for s in r['source'])}, remove_columns=cols)
-        if 'prompt' in cols: return ds
-        raise KeyError(f"column 'abstract_text' not found in {source}; its columns are {cols}: arXiv data needs "
-                       "'abstract_text' (or 'prompt', or SciTLDR's 'source')")
+# %% ../../nbs/20_writing.ipynb #48f78ed6
+@patch
+def _from_rows(self: ArxivEnv, ds, source='the dataset'):
+    cols = ds.column_names
+    if 'abstract_text' in cols: return ds.map(lambda r: {'prompt': r['abstract_text']}, remove_columns=cols)
+    if 'source' in cols: return ds.map(lambda r: {'prompt': ' '.join(s.strip() for s in r['source'])}, remove_columns=cols)
+    if 'prompt' in cols: return ds
+    raise KeyError(f"column 'abstract_text' not found in {source}; its columns are {cols}: arXiv data needs "
+                   "'abstract_text' (or 'prompt', or SciTLDR's 'source')")
 
-    def _offline(self, split, root):
-        name = {'val': 'dev', 'validation': 'dev'}.get(split.split('[')[0], split.split('[')[0])
-        f = root / 'scitldr' / 'SciTLDR-A' / f'{name}.jsonl'
-        if not f.is_file(): return None
-        return select_split(self._from_rows(load_task_dataset(data_files=f, split='train'), str(f)), split)
+@patch
+def _offline(self: ArxivEnv, split, root):
+    name = {'val': 'dev', 'validation': 'dev'}.get(split.split('[')[0], split.split('[')[0])
+    f = root / 'scitldr' / 'SciTLDR-A' / f'{name}.jsonl'
+    if not f.is_file(): return None
+    return select_split(self._from_rows(load_task_dataset(data_files=f, split='train'), str(f)), split)
+
+# %% ../../nbs/20_writing.ipynb #41b7d430
+@patch
+def compute_metrics(self: WritingEnv, rollout, items) -> dict:
+    "Means of the raw measures over the greedy joint actions, and ROUGE-1/2/L F1 of each agent against `completion`."
+    L = rollout.levels[0]
+    c1, c2 = (L.generations[i].texts for i in range(2))
+    out = {}
+    for m in (self.reward_spec.measure(a, b) for a, b in zip(c1, c2)):
+        for k, v in m.items(): out.setdefault(k, []).append(v)
+    out = {k: float(np.mean(v)) for k, v in out.items()}
+    refs = [it.get('completion') for it in items]
+    if self.rouge and all(isinstance(r, str) for r in refs):
+        from rouge_score import rouge_scorer
+        sc = rouge_scorer.RougeScorer(['rouge1', 'rouge2', 'rougeL'], use_stemmer=True)
+        for name, texts in (('agent_1', c1), ('agent_2', c2)):
+            s = [sc.score(r, t) for r, t in zip(refs, texts)]
+            for k in ('rouge1', 'rouge2', 'rougeL'): out[f'{k}/{name}'] = float(np.mean([x[k].fmeasure for x in s]))
+    return out
 
 # %% ../../nbs/20_writing.ipynb #4c7a5bba
 _SEPARATOR = re.compile(r'^\s*-{3,}\s*$', re.M)
@@ -297,6 +323,7 @@ def solo_joint_action(self: WritingEnv, text: str) -> tuple[str, str]:
     if len(parts) == 1: parts = re.split(r'\n\s*\n', text.strip(), maxsplit=1)
     return (parts[0].strip(), parts[1].strip() if len(parts) > 1 else '')
 
+# %% ../../nbs/20_writing.ipynb #20d0cba3
 @patch
 def lazy_agents(self: WritingEnv, completions: Sequence[Sequence[str]], items: Sequence[dict]) -> list[list[bool]]:
     "[2][J]: a text is lazy when empty; the second also when it repeats the first (content Jaccard >= `repeat_threshold`)."

@@ -13,6 +13,7 @@ import torch
 from ..compat import normalize_parallel_training, reference_module
 from ..models import default_device
 
+# %% ../../nbs/56_ref_schedulers.ipynb #40d6a4a9
 DeviceSpec = Union[str, Sequence[str]]
 
 class DeviceScheduler:

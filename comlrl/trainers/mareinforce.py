@@ -33,6 +33,7 @@ class MAREINFORCEConfig(MAConfig):
         if not 0 <= self.baseline_momentum < 1:
             raise ValueError(f"{type(self).__name__}.baseline_momentum must be in [0, 1), got {self.baseline_momentum}")
 
+# %% ../../nbs/10_mareinforce.ipynb #af483046
 class MAREINFORCETrainer(MATrainer):
     "Multi-agent REINFORCE (Williams 1992, eq. (1) above) with an optional running-mean baseline."
     config_class = MAREINFORCEConfig

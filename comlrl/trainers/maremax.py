@@ -45,6 +45,7 @@ class MAREMAXConfig(MAConfig):
             raise ValueError(f"{type(self).__name__}.num_generations must be >= 2 with baseline='max' "
                              f"(one sample is its own maximum: every advantage would be 0), got {self.num_generations}")
 
+# %% ../../nbs/13_maremax.ipynb #d2707a2b
 class MAREMAXTrainer(MATrainer):
     """Multi-agent ReMax (Li et al. 2023): the greedy joint response's reward is every agent's baseline at a node;
     with `baseline='max'` the group's best return (reference CoMLRL). `advantages` raises `ValueError` when the greedy

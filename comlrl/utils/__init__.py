@@ -39,6 +39,7 @@ class RewardProcessors:
         "r -> r + value"
         return lambda x: x + value
 
+# %% ../../nbs/54_ref_utils.ipynb #90e76ca5
 def normalize_reward_lengths(rewards: Sequence[float], # an actor-critic reward function's answer, processed
                              *, num_agents: int, # n
                              num_generations: int, # K
@@ -52,6 +53,7 @@ def normalize_reward_lengths(rewards: Sequence[float], # an actor-critic reward 
     if len(out) in (num_agents, num_generations): return out
     raise ValueError(f"the reward function must return 1 or {num_agents} values per prompt for multi-agent {algorithm}, got {len(out)}")
 
+# %% ../../nbs/54_ref_utils.ipynb #52aa6b8c
 RewardCallable = TypeVar('RewardCallable', bound=Callable[..., Any])
 
 def resolve_reward_range(reward_func: Callable) -> Optional[Tuple[float, float]]:
@@ -81,6 +83,7 @@ def _wrap_formatter(fmt: Formatter, pass_none: bool) -> Callable:
     if pass_none: return lambda item, external_prompts=None: fmt(item, external_prompts=external_prompts)
     return lambda item, external_prompts=None: fmt(item) if external_prompts is None else fmt(item, external_prompts=external_prompts)
 
+# %% ../../nbs/54_ref_utils.ipynb #7f1d5605
 def build_formatters(formatters, # None, one callable, or one per agent
                      num_agents: int, # n
                      *, pass_none_external_prompts: bool = True, # pass external_prompts=None to formatters that take it
@@ -108,6 +111,7 @@ def ensure_tokenizer(model, tokenizer=None) -> PreTrainedTokenizerBase:
         tokenizer = AutoTokenizer.from_pretrained(model)
     return ensure_pad_token(tokenizer)
 
+# %% ../../nbs/54_ref_utils.ipynb #aa32f134
 def resolve_tokenizers(model, tokenizer, agents):
     "One tokenizer for all, or one per agent, as the reference resolves them. Raises `ValueError` on inconsistent arguments."
     many = lambda t: isinstance(t, Sequence) and not isinstance(t, (str, bytes, PreTrainedTokenizerBase))
@@ -121,6 +125,7 @@ def resolve_tokenizers(model, tokenizer, agents):
         return [ensure_pad_token(t) for t in tokenizer]
     return ensure_pad_token(tokenizer)
 
+# %% ../../nbs/54_ref_utils.ipynb #f5e1ca2b
 def apply_tokenizer_specials(tokenizer: PreTrainedTokenizerBase, models: Sequence):
     "Write the tokenizer's pad and EOS ids into every model's config (a wrapper's inner model when it has one)."
     tokenizer = ensure_pad_token(tokenizer)
@@ -138,6 +143,7 @@ def infer_model_name(source) -> Optional[str]:
     cfg = getattr(source, 'config', None) or getattr(base, 'config', None)
     return str(getattr(cfg, '_name_or_path', '') or getattr(cfg, 'model_type', '') or type(base).__name__)
 
+# %% ../../nbs/54_ref_utils.ipynb #46b54a40
 def resolve_model_sources(*, kind: str, model, models, expected_count: int, expected_label: Optional[str] = None,
                           model_label: str = 'model') -> tuple:
     "(one source per agent, the first's name), from `model=` (repeated) or `models=`. Raises `ValueError` as the reference does."
@@ -154,6 +160,7 @@ def resolve_model_sources(*, kind: str, model, models, expected_count: int, expe
     if any(s is None for s in sources): raise ValueError(f"{kind} entries must not be None")
     return sources, infer_model_name(sources[0])
 
+# %% ../../nbs/54_ref_utils.ipynb #6d0f297c
 def resolve_model_kwargs(model_config, overrides: Optional[dict] = None) -> dict:
     "`from_pretrained` options from `model_config` (and a nested section `overrides`): torch_dtype and attn_implementation (default 'sdpa')."
     cfg, over = (model_config if isinstance(model_config, dict) else {}), (overrides if isinstance(overrides, dict) else {})
@@ -181,6 +188,7 @@ def local_context(device=None) -> DistributedContext:
 
 def unwrap_model(model): return getattr(model, 'module', model)
 
+# %% ../../nbs/54_ref_utils.ipynb #1d3d5244
 def reference_kl_enabled(args) -> bool: return bool(getattr(args, 'reference_kl_enabled', False))
 def reference_kl_coef(args) -> float: return float(getattr(args, 'reference_kl_coef', 0.1))
 
@@ -204,6 +212,7 @@ def resolve_reference_devices(args, fallback_devices: Sequence, expected_count: 
     spec = getattr(args, 'reference_devices', None)
     return list(fallback_devices) if spec is None else _devices(spec, expected_count)
 
+# %% ../../nbs/54_ref_utils.ipynb #23f63bcb
 def clone_reference_models(policy_models: Sequence, *, devices: Sequence) -> list:
     "A frozen copy of each policy on its device."
     return [freeze_model(copy.deepcopy(m).to(d)) for m, d in zip(policy_models, devices)]
@@ -223,6 +232,7 @@ def response_token_logprobs(model, sequences: torch.Tensor, # [B, L] prompt then
     start = max(int(prompt_len) - 1, 0)
     return lp[:, start:start + int(response_len)]
 
+# %% ../../nbs/54_ref_utils.ipynb #5bffc080
 @torch.no_grad()
 def reference_kl_for_sequence(policy_model, reference_model, sequences: torch.Tensor, attention_mask: torch.Tensor,
                               prompt_len: int, response_len: int) -> torch.Tensor: # [B] summed k3 KL of each response, on the CPU
@@ -265,6 +275,7 @@ def read_checkpoint_metadata(checkpoint) -> dict:
     if meta.get('version') != CHECKPOINT_VERSION: raise ValueError(f"unsupported checkpoint version: {meta.get('version')}")
     return meta
 
+# %% ../../nbs/54_ref_utils.ipynb #fe25bd08
 def capture_rng_state() -> dict:
     "Python's, NumPy's and PyTorch's (and CUDA's) random states."
     s = {'python': random.getstate(), 'numpy': np.random.get_state(), 'torch': torch.get_rng_state()}

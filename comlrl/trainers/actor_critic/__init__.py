@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import torch
+from fastcore.basics import patch
 
 from ...compat import (PerItemReward, ReferenceConfig, ReferenceTrainer, check_counts, normalize_parallel_training,
                            reference_module)
@@ -31,6 +32,7 @@ def _check_ac(cfg):
     if cfg.parallel_training == 'mp' and cfg.agent_devices is None: raise ValueError("parallel_training='mp' needs agent_devices")
     if cfg.reference_kl_coef < 0: raise ValueError(f"reference_kl_coef must be >= 0, got {cfg.reference_kl_coef}")
 
+# %% ../../../nbs/53_ref_actor_critic.ipynb #38565593
 def _ac_kwargs(cfg, centralized: bool) -> dict:
     "comlrl's IAC / MAAC config fields for a reference actor-critic config. Raises `ValueError` for what comlrl does not do."
     if str(cfg.critic_type).lower() == 'q':
@@ -96,12 +98,16 @@ class IACConfig(ReferenceConfig):
                     'whiten_advantages': 'advantage_normalization', 'max_completion_length': 'max_new_tokens', 'gamma': 'discount',
                     'per_device_train_batch_size': 'train_batch_size', 'eval_steps': 'eval_interval', 'beta': 'reference_kl_coef'}
 
-    def validate(self):
-        _check_ac(self)
-        if self.critic_learning_rate is None: self.critic_learning_rate = self.agent_learning_rate
+# %% ../../../nbs/53_ref_actor_critic.ipynb #4bb85000
+@patch
+def validate(self: IACConfig):
+    _check_ac(self)
+    if self.critic_learning_rate is None: self.critic_learning_rate = self.agent_learning_rate
 
-    def comlrl_kwargs(self) -> dict: return _ac_kwargs(self, centralized=False)
+@patch
+def comlrl_kwargs(self: IACConfig) -> dict: return _ac_kwargs(self, centralized=False)
 
+# %% ../../../nbs/53_ref_actor_critic.ipynb #1f6339e8
 @dataclass
 class MAACConfig(ReferenceConfig):
     "The reference's MAAC config (CoMLRL 1.4.3): one shared critic for the team; its fields, defaults and checks."
@@ -137,8 +143,12 @@ class MAACConfig(ReferenceConfig):
     comlrl_class = _ippo.MAACConfig
     comlrl_names = IACConfig.comlrl_names
 
-    def validate(self): _check_ac(self)
-    def comlrl_kwargs(self) -> dict: return _ac_kwargs(self, centralized=True)
+# %% ../../../nbs/53_ref_actor_critic.ipynb #2bb3a670
+@patch
+def validate(self: MAACConfig): _check_ac(self)
+
+@patch
+def comlrl_kwargs(self: MAACConfig) -> dict: return _ac_kwargs(self, centralized=True)
 
 # %% ../../../nbs/53_ref_actor_critic.ipynb #775a2634
 RewardFunc = Callable[..., Sequence[float]]
@@ -156,6 +166,7 @@ class RolloutSample:
 
 MetricsCallback = Callable[[List[RolloutSample]], Dict[str, float]]
 
+# %% ../../../nbs/53_ref_actor_critic.ipynb #c8d327bf
 def rollout_samples(ro, items: list) -> List[RolloutSample]:
     "Every agent's samples of a rollout (`03_rollout`) as `RolloutSample`s."
     out = []
@@ -170,6 +181,7 @@ def rollout_samples(ro, items: list) -> List[RolloutSample]:
                                              {'turn_idx': L.turn, 'generation_idx': k, 'batch_item': items[node.item_index]}))
     return out
 
+# %% ../../../nbs/53_ref_actor_critic.ipynb #2c43a01c
 def _callback_metrics(callback, samples) -> dict:
     "The callback's numbers (the reference drops what is not a number)."
     out = {}
@@ -181,51 +193,6 @@ def _callback_metrics(callback, samples) -> dict:
 # %% ../../../nbs/53_ref_actor_critic.ipynb #83597dda
 class ActorCriticTrainerBase(ReferenceTrainer):
     "Base of the reference's IAC and MAAC here: their shared arguments (critics, `metrics_callback`) and evaluation."
-    def _ac_setup(self, *, agent_model, critic_model, critics, tokenizer, reward_func, reward_processor, formatters, args,
-                  train_dataset, eval_dataset, model_config, wandb_config, metrics_callback, external_transition, agents,
-                  comlrl_kwargs, shared_critic: bool):
-        name = type(self).__name__
-        n = args.num_agents if agents is None else len(agents)
-        if agents is not None and len(agents) != args.num_agents:
-            raise ValueError(f"{name} got {len(agents)} agents for args.num_agents={args.num_agents}")
-        separate = getattr(args, 'use_separate_critic', True)
-        given = [] if critics is None and critic_model is None else (list(critics) if critics is not None else [critic_model])
-        if not separate and given: raise ValueError("critic_model/critics are only taken with use_separate_critic=True (the value heads sit on the actors)")
-        if separate and not given: raise ValueError(f"{name} with a separate critic needs critic_model= or critics=, as in the reference")
-        if shared_critic and len(given) != 1: raise ValueError(f"{name} has one shared critic: give critic_model= or a one-element critics=")
-        actors = list(agents) if agents is not None else [agent_model] * n
-        names = lambda m: m if isinstance(m, str) else getattr(m, 'name_or_path', None)
-        for c in given:
-            if not any(c is a or (names(c) is not None and names(c) == names(a)) for a in actors):
-                raise ValueError(f"critic {names(c) or type(c).__name__!r} is not an agent's model: comlrl builds each critic from its agent's "
-                                 "own model (a copy of it, or a value head on it); pass the agents' model as critic_model")
-        self.reward_items = PerItemReward(reward_func, n, reward_processor, group_size=args.num_generations)
-        self._setup(args=args, num_agents=n, agent_model=agent_model, agents=agents, tokenizer=tokenizer, model_config=model_config,
-                    train_dataset=train_dataset, eval_dataset=eval_dataset, reward=self.reward_items, formatters=formatters,
-                    external_transition=external_transition, wandb_config=wandb_config, metrics_callback=metrics_callback,
-                    comlrl_kwargs=comlrl_kwargs)
-
-    def eval_mode(self):
-        "The reference evaluates one sample per agent and item: the reward function scores nodes of one joint action."
-        import contextlib
-        @contextlib.contextmanager
-        def one():
-            K, self.reward_items.group_size = self.reward_items.group_size, 1
-            try: yield
-            finally: self.reward_items.group_size = K
-        return one()
-
-    def reference_metrics(self, items, rollouts):
-        "`metrics_callback` on each item's samples, averaged over the items (the reference's eval/ metrics)."
-        if self.metrics_callback is None: return {}
-        per_item = {}
-        for s, ro in rollouts:
-            for smp in rollout_samples(ro, items[s:]):
-                per_item.setdefault(id(smp.metadata['batch_item']), []).append(smp)
-        vals = {}
-        for samples in per_item.values():
-            for k, v in _callback_metrics(self.metrics_callback, samples).items(): vals.setdefault(k, []).append(v)
-        return {k: sum(v) / len(v) for k, v in vals.items()}
 
     def training_step(self, batches, seeds=None):
         "comlrl's step, plus `metrics_callback`'s numbers on the step's samples."
@@ -234,6 +201,58 @@ class ActorCriticTrainerBase(ReferenceTrainer):
             samples = [s for ro, items in zip(self.last_rollouts, batches) for s in rollout_samples(ro, items)]
             for k, v in _callback_metrics(self.metrics_callback, samples).items(): stats.setdefault(k, []).append(v)
         return stats
+
+# %% ../../../nbs/53_ref_actor_critic.ipynb #6918cc30
+@patch
+def _ac_setup(self: ActorCriticTrainerBase, *, agent_model, critic_model, critics, tokenizer, reward_func, reward_processor, formatters, args,
+              train_dataset, eval_dataset, model_config, wandb_config, metrics_callback, external_transition, agents,
+              comlrl_kwargs, shared_critic: bool):
+    name = type(self).__name__
+    n = args.num_agents if agents is None else len(agents)
+    if agents is not None and len(agents) != args.num_agents:
+        raise ValueError(f"{name} got {len(agents)} agents for args.num_agents={args.num_agents}")
+    separate = getattr(args, 'use_separate_critic', True)
+    given = [] if critics is None and critic_model is None else (list(critics) if critics is not None else [critic_model])
+    if not separate and given: raise ValueError("critic_model/critics are only taken with use_separate_critic=True (the value heads sit on the actors)")
+    if separate and not given: raise ValueError(f"{name} with a separate critic needs critic_model= or critics=, as in the reference")
+    if shared_critic and len(given) != 1: raise ValueError(f"{name} has one shared critic: give critic_model= or a one-element critics=")
+    actors = list(agents) if agents is not None else [agent_model] * n
+    names = lambda m: m if isinstance(m, str) else getattr(m, 'name_or_path', None)
+    for c in given:
+        if not any(c is a or (names(c) is not None and names(c) == names(a)) for a in actors):
+            raise ValueError(f"critic {names(c) or type(c).__name__!r} is not an agent's model: comlrl builds each critic from its agent's "
+                             "own model (a copy of it, or a value head on it); pass the agents' model as critic_model")
+    self.reward_items = PerItemReward(reward_func, n, reward_processor, group_size=args.num_generations)
+    self._setup(args=args, num_agents=n, agent_model=agent_model, agents=agents, tokenizer=tokenizer, model_config=model_config,
+                train_dataset=train_dataset, eval_dataset=eval_dataset, reward=self.reward_items, formatters=formatters,
+                external_transition=external_transition, wandb_config=wandb_config, metrics_callback=metrics_callback,
+                comlrl_kwargs=comlrl_kwargs)
+
+# %% ../../../nbs/53_ref_actor_critic.ipynb #dfb918ad
+@patch
+def eval_mode(self: ActorCriticTrainerBase):
+    "The reference evaluates one sample per agent and item: the reward function scores nodes of one joint action."
+    import contextlib
+    @contextlib.contextmanager
+    def one():
+        K, self.reward_items.group_size = self.reward_items.group_size, 1
+        try: yield
+        finally: self.reward_items.group_size = K
+    return one()
+
+# %% ../../../nbs/53_ref_actor_critic.ipynb #b3422374
+@patch
+def reference_metrics(self: ActorCriticTrainerBase, items, rollouts):
+    "`metrics_callback` on each item's samples, averaged over the items (the reference's eval/ metrics)."
+    if self.metrics_callback is None: return {}
+    per_item = {}
+    for s, ro in rollouts:
+        for smp in rollout_samples(ro, items[s:]):
+            per_item.setdefault(id(smp.metadata['batch_item']), []).append(smp)
+    vals = {}
+    for samples in per_item.values():
+        for k, v in _callback_metrics(self.metrics_callback, samples).items(): vals.setdefault(k, []).append(v)
+    return {k: sum(v) / len(v) for k, v in vals.items()}
 
 # %% ../../../nbs/53_ref_actor_critic.ipynb #360d45e3
 _AC_DOC = dict(agent_model="one model id for every agent (each gets its own full copy)",
@@ -264,6 +283,7 @@ class IACTrainer(ActorCriticTrainerBase, _ippo.IACTrainer):
                        metrics_callback=metrics_callback, external_transition=external_transition, agents=agents,
                        comlrl_kwargs=comlrl_kwargs, shared_critic=False)
 
+# %% ../../../nbs/53_ref_actor_critic.ipynb #9f65fd61
 class MAACTrainer(ActorCriticTrainerBase, _ippo.MAACTrainer):
     "The reference's MAAC trainer (CoMLRL 1.4.3): one critic for the team, on comlrl's `MAACTrainer` (`14_ippo`)."
     default_config_cls, algorithm_name = MAACConfig, 'MAAC'

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
 
 import torch
+from fastcore.basics import patch
 
 from ...compat import (PerJointActionReward, ReferenceConfig, ReferenceTrainer, check_counts,
                            normalize_parallel_training, reference_module)
@@ -76,32 +77,37 @@ class MAGRPOConfig(ReferenceConfig):
                     'per_device_eval_batch_size': 'eval_batch_size', 'per_device_train_batch_size': 'train_batch_size',
                     'scale_rewards': 'advantage_normalization', 'beta': 'reference_kl_coef'}
 
-    def validate(self):
-        check_counts(self, positive=('num_train_epochs', 'num_agents', 'rollout_buffer_size', 'eval_batch_size', 'num_turns', 'logging_steps'),
-                     non_negative=('eval_interval', 'eval_num_samples'))
-        if self.num_generations < 2: raise ValueError(f"{type(self).__name__}.num_generations must be >= 2 (a group baseline needs several samples), got {self.num_generations}")
-        if self.train_batch_size is None: self.train_batch_size = self.rollout_buffer_size
-        check_counts(self, positive=('train_batch_size',))
-        self.parallel_training = normalize_parallel_training(self.parallel_training)
-        if self.parallel_training == 'mp' and self.agent_devices is None: raise ValueError("parallel_training='mp' needs agent_devices")
-        if self.advantage_mode not in ADVANTAGE_MODES: raise ValueError(f"advantage_mode must be one of {sorted(ADVANTAGE_MODES)}, got {self.advantage_mode!r}")
-        if self.joint_mode not in ('aligned', 'align', 'cross', 'crossed'): raise ValueError(f"joint_mode must be 'aligned' or 'cross', got {self.joint_mode!r}")
-        if self.reference_kl_coef < 0: raise ValueError(f"reference_kl_coef must be >= 0, got {self.reference_kl_coef}")
+# %% ../../../nbs/52_ref_reinforce.ipynb #54eb166a
+@patch
+def validate(self: MAGRPOConfig):
+    check_counts(self, positive=('num_train_epochs', 'num_agents', 'rollout_buffer_size', 'eval_batch_size', 'num_turns', 'logging_steps'),
+                 non_negative=('eval_interval', 'eval_num_samples'))
+    if self.num_generations < 2: raise ValueError(f"{type(self).__name__}.num_generations must be >= 2 (a group baseline needs several samples), got {self.num_generations}")
+    if self.train_batch_size is None: self.train_batch_size = self.rollout_buffer_size
+    check_counts(self, positive=('train_batch_size',))
+    self.parallel_training = normalize_parallel_training(self.parallel_training)
+    if self.parallel_training == 'mp' and self.agent_devices is None: raise ValueError("parallel_training='mp' needs agent_devices")
+    if self.advantage_mode not in ADVANTAGE_MODES: raise ValueError(f"advantage_mode must be one of {sorted(ADVANTAGE_MODES)}, got {self.advantage_mode!r}")
+    if self.joint_mode not in ('aligned', 'align', 'cross', 'crossed'): raise ValueError(f"joint_mode must be 'aligned' or 'cross', got {self.joint_mode!r}")
+    if self.reference_kl_coef < 0: raise ValueError(f"reference_kl_coef must be >= 0, got {self.reference_kl_coef}")
 
-    def comlrl_kwargs(self) -> dict:
-        cross = JOINT_MODE_ALIASES.get(self.joint_mode, self.joint_mode) == 'cross'
-        items = min(self.train_batch_size, self.rollout_buffer_size)  # task items per optimizer step
-        joint = self.num_generations ** (self.num_agents if cross else 1)  # environment steps per item (at the first turn)
-        return dict(learning_rate=self.agent_learning_rate, weight_decay=0.01, max_grad_norm=None, lr_scheduler_type='constant',
-                    num_train_epochs=self.num_train_epochs, per_device_train_batch_size=items, shuffle_dataset=False,
-                    logging_steps=max(1, round(self.logging_steps / (items * joint))),
-                    eval_steps=max(1, round(self.eval_interval / items)) if self.eval_interval else None,
-                    max_eval_samples=max(1, self.eval_num_samples), per_device_eval_batch_size=self.eval_batch_size,
-                    num_generations=self.num_generations, max_completion_length=self.max_new_tokens, temperature=self.temperature,
-                    top_p=self.top_p, top_k=self.top_k or 0, num_turns=self.num_turns, gamma=1.0, joint_mode=self.joint_mode,
-                    early_termination_threshold=self.early_termination_threshold, loss_type='seq_sum', scale_rewards='none',
-                    beta=self.reference_kl_coef if self.reference_kl_enabled else 0.0, use_chat_template=False)
+# %% ../../../nbs/52_ref_reinforce.ipynb #aa5714e9
+@patch
+def comlrl_kwargs(self: MAGRPOConfig) -> dict:
+    cross = JOINT_MODE_ALIASES.get(self.joint_mode, self.joint_mode) == 'cross'
+    items = min(self.train_batch_size, self.rollout_buffer_size)  # task items per optimizer step
+    joint = self.num_generations ** (self.num_agents if cross else 1)  # environment steps per item (at the first turn)
+    return dict(learning_rate=self.agent_learning_rate, weight_decay=0.01, max_grad_norm=None, lr_scheduler_type='constant',
+                num_train_epochs=self.num_train_epochs, per_device_train_batch_size=items, shuffle_dataset=False,
+                logging_steps=max(1, round(self.logging_steps / (items * joint))),
+                eval_steps=max(1, round(self.eval_interval / items)) if self.eval_interval else None,
+                max_eval_samples=max(1, self.eval_num_samples), per_device_eval_batch_size=self.eval_batch_size,
+                num_generations=self.num_generations, max_completion_length=self.max_new_tokens, temperature=self.temperature,
+                top_p=self.top_p, top_k=self.top_k or 0, num_turns=self.num_turns, gamma=1.0, joint_mode=self.joint_mode,
+                early_termination_threshold=self.early_termination_threshold, loss_type='seq_sum', scale_rewards='none',
+                beta=self.reference_kl_coef if self.reference_kl_enabled else 0.0, use_chat_template=False)
 
+# %% ../../../nbs/52_ref_reinforce.ipynb #2efc5cd0
 @dataclass
 class MAREINFORCEConfig(MAGRPOConfig):
     "The reference's MAREINFORCE config: `MAGRPOConfig` with no baseline (`advantage_mode='raw'`)."
@@ -148,24 +154,29 @@ class MAGRPOTrainer(ReferenceTrainer, _magrpo.MAGRPOTrainer):
                     external_transition=external_transition, wandb_config=wandb_config, eval_logger=eval_logger,
                     eval_aggregator=eval_aggregator, comlrl_kwargs=comlrl_kwargs)
 
-    def advantages(self, returns, baseline=None, agent=0, turn=0):
-        "The reference's advantages; in cross mode each sample's return is the sum over its joint actions (comlrl credits their mean)."
-        n, K = len(self.agents), returns.shape[-1]
-        if self.args.joint_mode == 'cross' and n > 1: returns = returns * K ** (n - 1)
-        return reference_advantages(returns, self.reference_args.advantage_mode, self.reference_args.advantage_normalization)
+# %% ../../../nbs/52_ref_reinforce.ipynb #6102783b
+@patch
+def advantages(self: MAGRPOTrainer, returns, baseline=None, agent=0, turn=0):
+    "The reference's advantages; in cross mode each sample's return is the sum over its joint actions (comlrl credits their mean)."
+    n, K = len(self.agents), returns.shape[-1]
+    if self.args.joint_mode == 'cross' and n > 1: returns = returns * K ** (n - 1)
+    return reference_advantages(returns, self.reference_args.advantage_mode, self.reference_args.advantage_normalization)
 
-    def reference_metrics(self, items, rollouts):
-        "The `eval_logger` / `eval_aggregator` metrics: completions per agent, item and turn, as the reference passes them."
-        if self.eval_logger is None: return {}
-        T, n = self.reference_args.num_turns, len(self.agents)
-        comps = [[[] for _ in items] for _ in range(n)]
-        for s, ro in rollouts:
-            for L in ro.levels:
-                for g, node in enumerate(L.nodes):
-                    for i, gen in enumerate(L.generations): comps[i][s + node.item_index].append(gen.texts[g])
-        metrics = self.eval_logger(agent_completions_turns=comps, batch_items=list(items), prompts=[it.get('prompt', '') for it in items])
-        return dict(self.eval_aggregator(metrics, num_turns=T))
+# %% ../../../nbs/52_ref_reinforce.ipynb #04ce3e1e
+@patch
+def reference_metrics(self: MAGRPOTrainer, items, rollouts):
+    "The `eval_logger` / `eval_aggregator` metrics: completions per agent, item and turn, as the reference passes them."
+    if self.eval_logger is None: return {}
+    T, n = self.reference_args.num_turns, len(self.agents)
+    comps = [[[] for _ in items] for _ in range(n)]
+    for s, ro in rollouts:
+        for L in ro.levels:
+            for g, node in enumerate(L.nodes):
+                for i, gen in enumerate(L.generations): comps[i][s + node.item_index].append(gen.texts[g])
+    metrics = self.eval_logger(agent_completions_turns=comps, batch_items=list(items), prompts=[it.get('prompt', '') for it in items])
+    return dict(self.eval_aggregator(metrics, num_turns=T))
 
+# %% ../../../nbs/52_ref_reinforce.ipynb #af7bc764
 class MAREINFORCETrainer(MAGRPOTrainer):
     "The reference's MAREINFORCE: `MAGRPOTrainer` with `MAREINFORCEConfig` (no baseline) by default."
     default_config_cls, algorithm_name = MAREINFORCEConfig, 'MAREINFORCE'
@@ -186,6 +197,7 @@ from ...core import as_formatters
 class CentralizedComparatorParseError(ValueError):
     "A joint completion that cannot be split into the roles' outputs."
 
+# %% ../../../nbs/52_ref_reinforce.ipynb #6c2c02b1
 @dataclass(frozen=True)
 class TaggedCentralizedComparatorAdapter:
     "The reference's default joint-output protocol: the roles' prompts in one prompt, one `<agent_i>...</agent_i>` section per role in the answer."
@@ -202,6 +214,7 @@ class TaggedCentralizedComparatorAdapter:
         if not any(found): raise CentralizedComparatorParseError(f"no <agent_i> section in the completion {str(completion)[:60]!r}")
         return [m.group(1).strip() if m else '' for m in found]
 
+# %% ../../../nbs/52_ref_reinforce.ipynb #47ebf49c
 class JointRoles:
     "One joint completion per sample: a prompt built from the roles' formatters, the completion split into the roles' outputs for the reward."
     def __init__(self, adapter, formatters, reward_func: Callable, num_roles: int):
@@ -211,28 +224,33 @@ class JointRoles:
         self.adapter, self.n, self.reward_func = adapter, num_roles, reward_func
         self.formatters = as_formatters(formatters, num_roles)
 
-    def build_prompt(self, item: dict) -> str:
-        p = self.adapter.build_prompt(item, [f(item) for f in self.formatters])
-        if not isinstance(p, str) or not p.strip(): raise ValueError("the centralized adapter must build a non-empty prompt string")
-        return p
+# %% ../../../nbs/52_ref_reinforce.ipynb #e70c6eca
+@patch
+def build_prompt(self: JointRoles, item: dict) -> str:
+    p = self.adapter.build_prompt(item, [f(item) for f in self.formatters])
+    if not isinstance(p, str) or not p.strip(): raise ValueError("the centralized adapter must build a non-empty prompt string")
+    return p
 
-    def split(self, completion: str, item: dict) -> list:
-        try: outs = self.adapter.parse_completion(completion, item, self.n)
-        except CentralizedComparatorParseError: outs = [''] * self.n
-        if isinstance(outs, (str, bytes)) or len(list(outs)) != self.n or not all(isinstance(o, str) for o in outs):
-            raise ValueError(f"the centralized adapter must return {self.n} strings, one per role, got {outs!r}")
-        return list(outs)
+@patch
+def split(self: JointRoles, completion: str, item: dict) -> list:
+    try: outs = self.adapter.parse_completion(completion, item, self.n)
+    except CentralizedComparatorParseError: outs = [''] * self.n
+    if isinstance(outs, (str, bytes)) or len(list(outs)) != self.n or not all(isinstance(o, str) for o in outs):
+        raise ValueError(f"the centralized adapter must return {self.n} strings, one per role, got {outs!r}")
+    return list(outs)
 
-    def __call__(self, completions, *, prompts=None, batch_items=None) -> list:
-        if not batch_items: raise ValueError("the centralized reward needs the task items (batch_items)")
-        out = []
-        for j, c in enumerate(completions):
-            item = batch_items[0] if len(batch_items) == 1 else batch_items[j]
-            vals = call_reward_function(self.reward_func, [self.formatters[0](item)], [[o] for o in self.split(c, item)],
-                                        num_agents=self.n, batch_items=[item])
-            if len(vals) != 1: raise ValueError(f"the team's reward must be one number per joint completion, got {len(vals)}")
-            out.append(vals[0])
-        return out
+# %% ../../../nbs/52_ref_reinforce.ipynb #404127a9
+@patch
+def __call__(self: JointRoles, completions, *, prompts=None, batch_items=None) -> list:
+    if not batch_items: raise ValueError("the centralized reward needs the task items (batch_items)")
+    out = []
+    for j, c in enumerate(completions):
+        item = batch_items[0] if len(batch_items) == 1 else batch_items[j]
+        vals = call_reward_function(self.reward_func, [self.formatters[0](item)], [[o] for o in self.split(c, item)],
+                                    num_agents=self.n, batch_items=[item])
+        if len(vals) != 1: raise ValueError(f"the team's reward must be one number per joint completion, got {len(vals)}")
+        out.append(vals[0])
+    return out
 
 # %% ../../../nbs/52_ref_reinforce.ipynb #6552e1e3
 @dataclass
@@ -246,6 +264,7 @@ class CentralizedMAGRPOConfig(MAGRPOConfig):
         if self.collaboration_mode != 'centralized': raise ValueError(f"collaboration_mode must be 'centralized', got {self.collaboration_mode!r}")
         if self.num_turns != 1: raise ValueError(f"the centralised MAGRPO has one turn, got num_turns={self.num_turns}")
 
+# %% ../../../nbs/52_ref_reinforce.ipynb #11727fb7
 class CentralizedMAGRPOTrainer(MAGRPOTrainer):
     "The reference's centralised MAGRPO: one policy writes every role's output (`JointRoles`), trained as MAGRPO with one agent."
     default_config_cls, algorithm_name = CentralizedMAGRPOConfig, 'CentralizedMAGRPO'
