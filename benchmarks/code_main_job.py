@@ -63,6 +63,8 @@ def main():
     p.add_argument('--solo', action='store_true', help='also train one agent alone (single-agent GRPO) over the same seeds')
     p.add_argument('--skip_train', action='store_true', help='score the runs already in --out')
     p.add_argument('--teams', default='untrained,trained', help="which rows: 'untrained' (the baselines), 'trained' (each seed's pair, and solo agent)")
+    p.add_argument('--combine', action='store_true', help="score nothing: join OUT/baselines_untrained.json and OUT/baselines_trained.json "
+                   "(two --skip_train jobs run side by side, one per --teams) into the table, and --keep them")
     p.add_argument('--keep', default=None, help='copy what the pages read (each run\'s logs, seeds.json, the baselines) into this folder')
     a, extra = p.parse_known_args()
     out, teams = Path(a.out), a.teams.split(',')
@@ -95,13 +97,13 @@ def main():
         print(json.dumps(row), flush=True)
         return pol
 
-    if 'untrained' in teams:
+    if 'untrained' in teams and not a.combine:
         base = load_run(dirs[0], untrained=True)
         length = base.args.max_completion_length
         for s in STRATEGIES: score('untrained', base, s, coop=s == 'concat')
         score('untrained', base, 'single', length=2 * length)  # one agent with the budget of the pair's two answers
         del base
-    if 'trained' in teams:
+    if 'trained' in teams and not a.combine:
         for run, s in zip([Path(x['run']) for x in seeds['seeds']], seeds['seed_values']):
             score('trained', load_run(run), 'concat', seed=s, coop=True)
         if solo is not None:
@@ -111,6 +113,7 @@ def main():
                 score('trained solo', t, 'single', seed=s, env=pair_env)
 
     name = f"baselines_{a.teams.replace(',', '_')}.json"
+    if a.combine: rows = [r for t in ('untrained', 'trained') for r in json.loads((out / f'baselines_{t}.json').read_text())]
     (out / name).write_text(json.dumps(rows, indent=1))
     if a.keep: keep(out, Path(a.keep), dirs, seeds, solo_dirs, solo, name)
     cols = ['team', 'seed', 'strategy', 'max_completion_length', 'pass@1', 'reward', 'structure', 'syntax', 'tests', 'cooperation',

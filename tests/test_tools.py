@@ -167,8 +167,6 @@ def test_export_cell_does_nothing_outside_the_repository(tmp_path):
     r = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0 and 'in repository: False' in r.stdout, r.stdout + r.stderr
     assert list(tmp_path.iterdir()) == []  # and writes nothing
-    old = subprocess.run([sys.executable, '-c', 'import nbdev; nbdev.nbdev_export()'], cwd=tmp_path, capture_output=True, text=True)
-    assert old.returncode == 1 and 'within a nbdev project' in old.stderr, old.stderr  # what the cell used to do there
     r = subprocess.run([sys.executable, '-c', 'import nbdev; print(nbdev.config.is_nbdev())'], cwd=ROOT / 'nbs', capture_output=True, text=True)
     assert r.stdout.strip() == 'True', r.stdout + r.stderr  # in the repository it exports
 
