@@ -62,7 +62,8 @@ def main():
     p.add_argument('--out', default='/tmp/code_seeds')
     p.add_argument('--solo', action='store_true', help='also train one agent alone (single-agent GRPO) over the same seeds')
     p.add_argument('--skip_train', action='store_true', help='score the runs already in --out')
-    p.add_argument('--teams', default='untrained,trained', help="which rows: 'untrained' (the baselines), 'trained' (each seed's pair, and solo agent)")
+    p.add_argument('--teams', default='untrained,trained', help="which rows: 'untrained' (the baselines), 'trained' (each seed's pair, and solo "
+                   "agent), 'seeds' (no rows: only the seeds' summary, e.g. for a variant of the job kept beside the main one)")
     p.add_argument('--combine', action='store_true', help="score nothing: join OUT/baselines_untrained.json and OUT/baselines_trained.json "
                    "(two --skip_train jobs run side by side, one per --teams) into the table, and --keep them")
     p.add_argument('--keep', default=None, help='copy what the pages read (each run\'s logs, seeds.json, the baselines) into this folder')
@@ -77,7 +78,7 @@ def main():
     if not dirs: raise SystemExit(f'no runs in {out}: expected {out}/seed-<s>/run.json')
     solo_dirs = seed_dirs(out / 'solo')
     seeds = solo = None
-    if 'trained' in teams:
+    if 'trained' in teams or 'seeds' in teams:
         seeds = summary(out, f'comlrl train --env {a.env}')
         if solo_dirs: solo = summary(out / 'solo', f'comlrl train --env {a.env} --env_args num_agents=1')
 
