@@ -63,9 +63,9 @@ def main():
     p.add_argument('--solo', action='store_true', help='also train one agent alone (single-agent GRPO) over the same seeds')
     p.add_argument('--skip_train', action='store_true', help='score the runs already in --out')
     p.add_argument('--teams', default='untrained,trained', help="which rows: 'untrained' (the baselines), 'trained' (each seed's pair, and solo "
-                   "agent), 'seeds' (no rows: only the seeds' summary, e.g. for a variant of the job kept beside the main one)")
-    p.add_argument('--combine', action='store_true', help="score nothing: join OUT/baselines_untrained.json and OUT/baselines_trained.json "
-                   "(two --skip_train jobs run side by side, one per --teams) into the table, and --keep them")
+                   "agent), 'solo' (only the solo agents), 'seeds' (no rows: only the seeds' summary, e.g. for a variant of the job)")
+    p.add_argument('--combine', action='store_true', help="score nothing: join OUT/baselines_untrained.json, _trained.json and _solo.json "
+                   "(--skip_train jobs run side by side, one per --teams) into the table, and --keep them")
     p.add_argument('--keep', default=None, help='copy what the pages read (each run\'s logs, seeds.json, the baselines) into this folder')
     a, extra = p.parse_known_args()
     out, teams = Path(a.out), a.teams.split(',')
@@ -78,7 +78,7 @@ def main():
     if not dirs: raise SystemExit(f'no runs in {out}: expected {out}/seed-<s>/run.json')
     solo_dirs = seed_dirs(out / 'solo')
     seeds = solo = None
-    if 'trained' in teams or 'seeds' in teams:
+    if {'trained', 'solo', 'seeds'} & set(teams):
         seeds = summary(out, f'comlrl train --env {a.env}')
         if solo_dirs: solo = summary(out / 'solo', f'comlrl train --env {a.env} --env_args num_agents=1')
 
@@ -104,9 +104,9 @@ def main():
         for s in STRATEGIES: score('untrained', base, s, coop=s == 'concat')
         score('untrained', base, 'single', length=2 * length)  # one agent with the budget of the pair's two answers
         del base
-    if 'trained' in teams and not a.combine:
+    if {'trained', 'solo'} & set(teams) and not a.combine:
         for run, s in zip([Path(x['run']) for x in seeds['seeds']], seeds['seed_values']):
-            score('trained', load_run(run), 'concat', seed=s, coop=True)
+            if 'trained' in teams: score('trained', load_run(run), 'concat', seed=s, coop=True)
         if solo is not None:
             pair_env = load_run(dirs[0], untrained=True).env  # the solo answer scored by the pair's reward, as the `single` rows
             for run, s in zip([Path(x['run']) for x in solo['seeds']], solo['seed_values']):
@@ -114,7 +114,9 @@ def main():
                 score('trained solo', t, 'single', seed=s, env=pair_env)
 
     name = f"baselines_{a.teams.replace(',', '_')}.json"
-    if a.combine: rows = [r for t in ('untrained', 'trained') for r in json.loads((out / f'baselines_{t}.json').read_text())]
+    if a.combine:
+        parts = [out / f'baselines_{t}.json' for t in ('untrained', 'trained', 'solo')]
+        rows = [r for f in parts if f.is_file() for r in json.loads(f.read_text())]
     (out / name).write_text(json.dumps(rows, indent=1))
     if a.keep: keep(out, Path(a.keep), dirs, seeds, solo_dirs, solo, name)
     cols = ['team', 'seed', 'strategy', 'max_completion_length', 'pass@1', 'reward', 'structure', 'syntax', 'tests', 'cooperation',

@@ -74,8 +74,8 @@ class Preset:
 # %% ../nbs/08_presets.ipynb #233cf43e
 _CPU_CONFIG = dict(report_to='none', max_steps=12, per_device_train_batch_size=2, num_generations=4, max_completion_length=64,
                    learning_rate=3e-4, temperature=1.0, logging_steps=1, per_device_eval_batch_size=16, save_steps=None)
-_CPU_KIND_CONFIG = {  # the code job (22_codegen; TL;DR's is TLDREnv's): a 135M model's samples stay closer to its greedy answers below temperature 1
-    'code': dict(max_steps=16, max_completion_length=128, learning_rate=5e-4, temperature=0.5)}
+_CPU_KIND_CONFIG = {  # the code job (22_codegen; TL;DR's is TLDREnv's): a 135M model's samples stay closer to its greedy answers below temperature 1;
+    'code': dict(max_steps=16, max_completion_length=128, learning_rate=2.5e-4, temperature=0.5)}  # at 5e-4 one CoopHumanEval seed in three collapsed
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset('cpu', 'any CPU (a laptop): the embedded SmolLM2-135M-Instruct in float32, a few minutes per run',
