@@ -3,8 +3,9 @@
 For every run folder (a `comlrl train` output_dir): the team as trained and the same team before training (the run's
 model, no saved weights), each scored by `comlrl eval`'s evaluation with `CooperationMetrics`: the team's reward, each
 agent alone (answers twice as long), each agent's counterfactual drop (its answer emptied), the roles swapped, and the
-lazy-agent rates (the untrained team, the same model for every seed of a job, is scored with the first run only); and for the trained team, each agent's drop when its answer is replaced by its *untrained* self's
-(`neutral='untrained'`: what training added to that agent, where emptying an answer fails a gated reward outright).
+lazy-agent rates (the untrained team, the same model for every seed of a job, is scored with the first run only); and
+for the trained team, each agent's drop when its answer is replaced by its *untrained* self's (`neutral='untrained'`:
+what training added to that agent, where emptying an answer fails a gated reward outright).
 One JSON file, one record per run; records already in the file are kept (a run is scored only for what it lacks):
 
     export COMLRL_MODEL_DIR=../shared/models COMLRL_DATA_DIR=../shared/data
