@@ -114,8 +114,7 @@ def _as_vector(value, num: int, what: str, hint: str = '') -> torch.Tensor:
                                            f"({len(bad)} of {num} values are NaN or infinite)")
     return t
 
-_RESERVED = ('reward', 'solved', 'feedback')
-
+# %% ../nbs/00_core.ipynb #acd9bf1f
 def _func_name(f) -> str: return getattr(f, '__name__', type(f).__name__)
 
 def _invoke(reward_func, sig, completions, prompts, batch_items):
@@ -136,6 +135,9 @@ def _invoke(reward_func, sig, completions, prompts, batch_items):
         raise RewardFunctionError(f"reward function {_func_name(reward_func)} raised {type(e).__name__} while scoring "
                                   f"{J} joint action{'s' * (J != 1)} of {len(comps)} agents: {e}{hint}") from e
 
+# %% ../nbs/00_core.ipynb #dfc15264
+_RESERVED = ('reward', 'solved', 'feedback')
+
 def _parse_rewards(out, J: int, name: str, what: str = '', hint: str = '') -> Rewards:
     "Check a reward function's answer for J joint actions and turn it into `Rewards`."
     what = what or f"the reward from {name}"
@@ -151,12 +153,14 @@ def _parse_rewards(out, J: int, name: str, what: str = '', hint: str = '') -> Re
         raise RewardFunctionError(f"'feedback' from {name} has {len(feedback)} entries, expected one per joint action ({J})")
     return Rewards(_as_vector(out['reward'], J, what, hint), comps, solved, None if feedback is None else list(feedback))
 
+# %% ../nbs/00_core.ipynb #7152a459
 def _check_lengths(completions) -> int:
     J = len(completions[0]) if len(completions) else 0
     if any(len(c) != J for c in completions):
         raise ValueError(f"every agent needs one completion per joint action, got lengths {[len(c) for c in completions]}")
     return J
 
+# %% ../nbs/00_core.ipynb #d21d61d4
 def call_reward_func(reward_func: Callable, # follows the batched contract above
                      completions: Sequence[Sequence[str]], # n lists of J responses: completions[i][j]
                      prompts: Optional[Sequence[Sequence[Prompt]]] = None, # n lists of J prompts, passed if accepted
