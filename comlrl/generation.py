@@ -11,7 +11,7 @@ __all__ = ['applied_chat_template', 'encode_prompts', 'completion_mask', 'stop_s
 import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence, Union
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 import torch
 import torch.nn.functional as F
@@ -172,15 +172,80 @@ def _sampling_processors(temperature, top_k, top_p, min_p, generators=None, num_
     return ps
 
 # %% ../nbs/02_generation.ipynb #67e98a2f
-_COMPILE_ERRORS = (TorchDynamoException, InductorError)  # what torch.compile raises when it cannot compile
-_compile_failed = []  # the first failure of compiled decoding in this process; once set, decoding stays eager
+def _check_generate_settings(num_generations, max_completion_length, do_sample, temperature, top_p, cache_implementation,
+                             prefix_sharing, compile_decoding):
+    "Raise `ValueError` on settings `generate` cannot honour, before anything is encoded or run."
+    if num_generations < 1: raise ValueError(f"num_generations must be at least 1, got {num_generations}")
+    if max_completion_length < 1: raise ValueError(f"max_completion_length must be at least 1, got {max_completion_length}")
+    if do_sample and temperature <= 0: raise ValueError(f"temperature must be > 0 when sampling, got {temperature}; use do_sample=False for greedy")
+    if not do_sample and num_generations > 1:
+        raise ValueError("greedy decoding (do_sample=False) gives K identical responses: use num_generations=1")
+    if not 0 < top_p <= 1: raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if cache_implementation not in (None, 'shared', 'static', 'dynamic'):
+        raise ValueError(f"cache_implementation must be 'shared', 'static', 'dynamic' or None, got {cache_implementation!r}")
+    if cache_implementation == 'shared' and not prefix_sharing:
+        raise ValueError("cache_implementation='shared' is the prefix-sharing cache: it needs prefix_sharing=True "
+                         "(without it, use 'static', 'dynamic' or None)")
+    if compile_decoding and cache_implementation not in (None, 'static'):
+        raise ValueError(f"compile_decoding=True needs the static cache: cache_implementation='static' or None, not {cache_implementation!r}")
 
+# %% ../nbs/02_generation.ipynb #a0bdad53
+def _check_prompts(model, prompt_ids, seeds, max_completion_length):
+    "Raise `ValueError` when `seeds` do not give one seed per prompt, or prompts and completions overflow the context."
+    if seeds is not None and len(seeds) != prompt_ids.shape[0]:
+        raise ValueError(f"{len(seeds)} seeds for {prompt_ids.shape[0]} prompts: give one seed per prompt")
+    ctx = getattr(getattr(model, 'config', None), 'max_position_embeddings', None)
+    if ctx is not None and prompt_ids.shape[1] + max_completion_length > ctx:
+        raise ValueError(f"the longest prompt ({prompt_ids.shape[1]} tokens) plus max_completion_length="
+                         f"{max_completion_length} exceeds the model's context of {ctx} tokens")
+
+# %% ../nbs/02_generation.ipynb #a07d656b
 def _compile_config(device: torch.device) -> CompileConfig:
     "transformers' settings for compiling the decode step: CUDA graphs on a GPU ('reduce-overhead'), plain inductor elsewhere."
     cc = CompileConfig(fullgraph=False, mode='reduce-overhead' if device.type == 'cuda' else 'default')
     cc._compile_all_devices = True  # transformers compiles only on accelerators unless told (the CPU runs the tests)
     return cc
 
+# %% ../nbs/02_generation.ipynb #a8fe2282
+def _decoding_config(tokenizer, eos, max_completion_length, repetition_penalty, stop_strings, device, compiled) -> GenerationConfig:
+    "The `GenerationConfig` of one decoding run: no sampling of its own (the processors draw), compiled or eager."
+    return GenerationConfig(max_new_tokens=max_completion_length, do_sample=False, num_return_sequences=1,  # see InverseCDFSampler
+                            repetition_penalty=repetition_penalty, pad_token_id=tokenizer.pad_token_id,
+                            eos_token_id=eos, bos_token_id=tokenizer.bos_token_id, use_cache=True,
+                            disable_compile=not compiled, compile_config=_compile_config(device) if compiled else None,
+                            stop_strings=list(stop_strings) if stop_strings else None)
+
+# %% ../nbs/02_generation.ipynb #aedc606d
+def _generate_rows(model, rows: dict, ids, mask, K, max_completion_length, prefix_sharing, cache_implementation,
+                   device, compiled) -> torch.Tensor:
+    "[B·K, P + C] prompts and samples of `model.generate(**rows)`, through the shared-prefix cache when it applies."
+    cfg, P = rows['generation_config'], ids.shape[1]
+    with torch.inference_mode():
+        if not (prefix_sharing and P > 1):
+            if compiled or cache_implementation == 'static': cfg.cache_implementation = 'static'
+            return model.generate(**rows)
+        impl = 'static' if compiled else choose_cache(model, device, cache_implementation)  # run each prompt once,
+        cache = prefill_cache(model, ids, mask, K, max_completion_length, implementation=impl,  # then K copies go on
+                              per_prompt=device.type == 'cpu' and not has_sliding_window(model))
+        with shared_prefix_decoding(model, cache) if impl == 'shared' else nullcontext():
+            return model.generate(**{CACHE_KW: cache}, **rows)
+
+# %% ../nbs/02_generation.ipynb #4fb200ae
+_COMPILE_ERRORS = (TorchDynamoException, InductorError)  # what torch.compile raises when it cannot compile
+_compile_failed = []  # the first failure of compiled decoding in this process; once set, decoding stays eager
+
+def _decode_or_fall_back(decode: Callable[[bool], torch.Tensor], # decode(compiled) runs one decoding
+                         compiled: bool, # try compiled decoding first
+                        ) -> torch.Tensor:
+    "`decode(compiled)`; if compiling fails, record it in `_compile_failed`, warn, and return `decode(False)`."
+    try: return decode(compiled)
+    except _COMPILE_ERRORS as e:
+        if not compiled: raise
+        _compile_failed.append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
+        warnings.warn(f"compiled decoding failed ({_compile_failed[0]}); decoding eagerly from now on in this process")
+        return decode(False)
+
+# %% ../nbs/02_generation.ipynb #d1d18147
 def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adapter active)
              tokenizer: PreTrainedTokenizerBase, # left-padded, with a pad token
              prompts: Sequence[Prompt], # B prompts
@@ -202,26 +267,10 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
              stop_strings: Optional[Sequence[str]] = None, # a response also ends with the first of these in its text (see `stop_string_mask`)
             ) -> Generation:
     "Sample `num_generations` responses to each prompt with one `model.generate` call. Raises `ValueError` on bad settings."
-    if num_generations < 1: raise ValueError(f"num_generations must be at least 1, got {num_generations}")
-    if max_completion_length < 1: raise ValueError(f"max_completion_length must be at least 1, got {max_completion_length}")
-    if do_sample and temperature <= 0: raise ValueError(f"temperature must be > 0 when sampling, got {temperature}; use do_sample=False for greedy")
-    if not do_sample and num_generations > 1:
-        raise ValueError("greedy decoding (do_sample=False) gives K identical responses: use num_generations=1")
-    if not 0 < top_p <= 1: raise ValueError(f"top_p must be in (0, 1], got {top_p}")
-    if cache_implementation not in (None, 'shared', 'static', 'dynamic'):
-        raise ValueError(f"cache_implementation must be 'shared', 'static', 'dynamic' or None, got {cache_implementation!r}")
-    if cache_implementation == 'shared' and not prefix_sharing:
-        raise ValueError("cache_implementation='shared' is the prefix-sharing cache: it needs prefix_sharing=True "
-                         "(without it, use 'static', 'dynamic' or None)")
-    if compile_decoding and cache_implementation not in (None, 'static'):
-        raise ValueError(f"compile_decoding=True needs the static cache: cache_implementation='static' or None, not {cache_implementation!r}")
+    _check_generate_settings(num_generations, max_completion_length, do_sample, temperature, top_p, cache_implementation,
+                             prefix_sharing, compile_decoding)
     prompt_ids, prompt_mask = encode_prompts(tokenizer, prompts, use_chat_template, system_prompt, max_prompt_length)
-    if seeds is not None and len(seeds) != prompt_ids.shape[0]:
-        raise ValueError(f"{len(seeds)} seeds for {prompt_ids.shape[0]} prompts: give one seed per prompt")
-    ctx = getattr(getattr(model, 'config', None), 'max_position_embeddings', None)
-    if ctx is not None and prompt_ids.shape[1] + max_completion_length > ctx:
-        raise ValueError(f"the longest prompt ({prompt_ids.shape[1]} tokens) plus max_completion_length="
-                         f"{max_completion_length} exceeds the model's context of {ctx} tokens")
+    _check_prompts(model, prompt_ids, seeds, max_completion_length)
     device = next(model.parameters()).device
     eos = eos_token_ids(model, tokenizer)
     K, P = num_generations, prompt_ids.shape[1]
@@ -229,34 +278,16 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
     def decode(compiled: bool) -> torch.Tensor:  # [B·K, P + C] prompts and samples; the generators start afresh each call
         streams = None if seeds is None else [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
         processors = _sampling_processors(temperature, top_k, top_p, min_p, streams, K) if do_sample else LogitsProcessorList()
-        cfg = GenerationConfig(max_new_tokens=max_completion_length, do_sample=False, num_return_sequences=1,  # see InverseCDFSampler
-                               repetition_penalty=repetition_penalty, pad_token_id=tokenizer.pad_token_id,
-                               eos_token_id=eos, bos_token_id=tokenizer.bos_token_id, use_cache=True,
-                               disable_compile=not compiled, compile_config=_compile_config(device) if compiled else None,
-                               stop_strings=list(stop_strings) if stop_strings else None)
+        cfg = _decoding_config(tokenizer, eos, max_completion_length, repetition_penalty, stop_strings, device, compiled)
         rows = dict(input_ids=ids.repeat_interleave(K, 0), attention_mask=mask.repeat_interleave(K, 0), generation_config=cfg,
                     logits_processor=processors, **({'tokenizer': tokenizer} if stop_strings else {}))
-        with torch.inference_mode():
-            if not (prefix_sharing and P > 1):
-                if compiled or cache_implementation == 'static': cfg.cache_implementation = 'static'
-                return model.generate(**rows)
-            impl = 'static' if compiled else choose_cache(model, device, cache_implementation)  # run each prompt once,
-            cache = prefill_cache(model, ids, mask, K, max_completion_length, implementation=impl,  # then K copies go on
-                                  per_prompt=device.type == 'cpu' and not has_sliding_window(model))
-            with shared_prefix_decoding(model, cache) if impl == 'shared' else nullcontext():
-                return model.generate(**{CACHE_KW: cache}, **rows)
+        return _generate_rows(model, rows, ids, mask, K, max_completion_length, prefix_sharing, cache_implementation,
+                              device, compiled)
     compiled = (device.type == 'cuda' if compile_decoding is None else compile_decoding) and not _compile_failed
     was_training = model.training
     model.eval()
-    try:
-        try: seqs = decode(compiled)
-        except _COMPILE_ERRORS as e:
-            if not compiled: raise
-            _compile_failed.append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
-            warnings.warn(f"compiled decoding failed ({_compile_failed[0]}); decoding eagerly from now on in this process")
-            seqs = decode(False)
-    finally:
-        model.train(was_training)
+    try: seqs = _decode_or_fall_back(decode, compiled)
+    finally: model.train(was_training)
     completion_ids = seqs[:, P:].cpu().clone()  # a normal tensor: inference tensors cannot enter autograd later
     cmask = completion_mask(completion_ids, eos)
     if stop_strings: cmask = stop_string_mask(tokenizer, completion_ids, stop_strings, cmask)
