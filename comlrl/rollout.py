@@ -110,12 +110,64 @@ def _item_ranks(nodes: Sequence[Node]) -> list[int]:
     return ranks
 
 # %% ../nbs/03_rollout.ipynb #dff0f552
+def _check_rollout_settings(items, num_turns, transition, seeds):
+    "Raise `ValueError` on a turn count without a transition, or seeds that are not one non-negative integer per item."
+    if num_turns < 1: raise ValueError(f"num_turns must be at least 1, got {num_turns}")
+    if num_turns > 1 and transition is None:
+        raise ValueError(f"num_turns={num_turns} needs a transition (item, history) -> next prompt per agent")
+    if seeds is not None:
+        if len(seeds) != len(items): raise ValueError(f"{len(seeds)} seeds for {len(items)} task items: give one seed per item")
+        if any(int(s) != s or s < 0 for s in seeds): raise ValueError(f"seeds must be non-negative integers, got {list(seeds)}")
+
+# %% ../nbs/03_rollout.ipynb #0222dcae
+def _joint_actions(gens, nodes, items, idx, K, n) -> tuple:
+    "Each agent's G·J completions and prompts, and the G·J task items, of a level's joint actions in (node, j) order."
+    G, J = len(nodes), idx.shape[0]
+    rows = (torch.arange(G).unsqueeze(1) * K + idx.T.unsqueeze(1)).reshape(n, G * J)  # [n, G·J] row of each sample
+    completions = [[gens[i].texts[r] for r in rows[i].tolist()] for i in range(n)]
+    prompts = [[nd.prompts[i] for nd in nodes for _ in range(J)] for i in range(n)]
+    batch_items = [items[nd.item_index] for nd in nodes for _ in range(J)]
+    return completions, prompts, batch_items
+
+# %% ../nbs/03_rollout.ipynb #3f2c6daa
+def _greedy_baseline(agents, nodes, items, rf, generation_kwargs) -> torch.Tensor:
+    "[G] reward of each node's greedy joint action."
+    n = len(agents)
+    gkw = {k: v for k, v in generation_kwargs.items() if k not in ('temperature', 'top_p', 'top_k', 'min_p', 'do_sample')}
+    greedy = [generate(a.policy(), a.tokenizer, [nd.prompts[i] for nd in nodes], 1, do_sample=False, **gkw).texts
+              for i, a in enumerate(agents)]
+    return rf(greedy, prompts=[[nd.prompts[i] for nd in nodes] for i in range(n)],
+              batch_items=[items[nd.item_index] for nd in nodes]).total
+
+# %% ../nbs/03_rollout.ipynb #94a13931
 def _call_transition(transition, item, history, n) -> list:
     nxt = list(transition(item, history))
     if len(nxt) != n:
         raise ValueError(f"the transition returned {len(nxt)} prompts for {n} agents: it must return one next prompt per agent")
     return nxt
 
+# %% ../nbs/03_rollout.ipynb #c6a65910
+def _next_nodes(nodes, rewards, completions, items, transition, J, n, t, early_termination_threshold) -> tuple:
+    "[G, J] index of each joint action's child node (-1: none), and the nodes of turn t + 1."
+    G = len(nodes)
+    children = torch.full((G, J), -1, dtype=torch.long)
+    nxt = []
+    solved = rewards.solved if rewards.solved is not None else torch.zeros(G * J, dtype=torch.bool)
+    node_mean = rewards.total.view(G, J).mean(-1)
+    for g, nd in enumerate(nodes):
+        if early_termination_threshold is not None and node_mean[g] > early_termination_threshold: continue
+        for j in range(J):
+            r = g * J + j
+            if solved[r]: continue
+            fb = rewards.feedback[r] if rewards.feedback is not None else None
+            turn = Turn(tuple(nd.prompts), tuple(c[r] for c in completions), float(rewards.total[r]),
+                        {'solved': False, **({'feedback': fb} if fb is not None else {})})
+            history = nd.history + [turn]
+            children[g, j] = len(nxt)
+            nxt.append(Node(nd.item_index, t + 1, _call_transition(transition, items[nd.item_index], history, n), history))
+    return children, nxt
+
+# %% ../nbs/03_rollout.ipynb #1eb6e1f3
 def rollout(agents: Sequence[Agent], # the team (n agents)
             items: Sequence[dict], # B task items
             reward_func: Callable, # a reward function of either contract, or a `RewardFunction` (see `00_core`)
@@ -132,12 +184,7 @@ def rollout(agents: Sequence[Agent], # the team (n agents)
            ) -> Rollout:
     "Sample, score and back up a batch of episodes. Raises `ValueError` on inconsistent settings."
     n, K = len(agents), num_generations
-    if num_turns < 1: raise ValueError(f"num_turns must be at least 1, got {num_turns}")
-    if num_turns > 1 and transition is None:
-        raise ValueError(f"num_turns={num_turns} needs a transition (item, history) -> next prompt per agent")
-    if seeds is not None:
-        if len(seeds) != len(items): raise ValueError(f"{len(seeds)} seeds for {len(items)} task items: give one seed per item")
-        if any(int(s) != s or s < 0 for s in seeds): raise ValueError(f"seeds must be non-negative integers, got {list(seeds)}")
+    _check_rollout_settings(items, num_turns, transition, seeds)
     fs = as_formatters(formatters, n)
     rf = reward_func if isinstance(reward_func, RewardFunction) else RewardFunction(reward_func, n)
     idx = joint_indices(K, n, joint_mode)
@@ -150,35 +197,12 @@ def rollout(agents: Sequence[Agent], # the team (n agents)
                                                          for nd, m in zip(nodes, _item_ranks(nodes))] for i in range(n)]
         gens = [generate(a.policy(), a.tokenizer, [nd.prompts[i] for nd in nodes], K, seeds=level_seeds[i], **generation_kwargs)
                 for i, a in enumerate(agents)]
-        G = len(nodes)
-        rows = (torch.arange(G).unsqueeze(1) * K + idx.T.unsqueeze(1)).reshape(n, G * J)  # [n, G·J] row of each sample
-        completions = [[gens[i].texts[r] for r in rows[i].tolist()] for i in range(n)]
-        prompts = [[nd.prompts[i] for nd in nodes for _ in range(J)] for i in range(n)]
-        batch_items = [items[nd.item_index] for nd in nodes for _ in range(J)]
+        completions, prompts, batch_items = _joint_actions(gens, nodes, items, idx, K, n)
         rewards = rf(completions, prompts=prompts, batch_items=batch_items)
-        baseline = None
-        if greedy_baseline:
-            gkw = {k: v for k, v in generation_kwargs.items() if k not in ('temperature', 'top_p', 'top_k', 'min_p', 'do_sample')}
-            greedy = [generate(a.policy(), a.tokenizer, [nd.prompts[i] for nd in nodes], 1, do_sample=False, **gkw).texts
-                      for i, a in enumerate(agents)]
-            baseline = rf(greedy, prompts=[[nd.prompts[i] for nd in nodes] for i in range(n)],
-                          batch_items=[items[nd.item_index] for nd in nodes]).total
-        children = torch.full((G, J), -1, dtype=torch.long)
-        nxt = []
+        baseline = _greedy_baseline(agents, nodes, items, rf, generation_kwargs) if greedy_baseline else None
+        children, nxt = torch.full((len(nodes), J), -1, dtype=torch.long), []
         if t + 1 < num_turns:
-            solved = rewards.solved if rewards.solved is not None else torch.zeros(G * J, dtype=torch.bool)
-            node_mean = rewards.total.view(G, J).mean(-1)
-            for g, nd in enumerate(nodes):
-                if early_termination_threshold is not None and node_mean[g] > early_termination_threshold: continue
-                for j in range(J):
-                    r = g * J + j
-                    if solved[r]: continue
-                    fb = rewards.feedback[r] if rewards.feedback is not None else None
-                    turn = Turn(tuple(nd.prompts), tuple(c[r] for c in completions), float(rewards.total[r]),
-                                {'solved': False, **({'feedback': fb} if fb is not None else {})})
-                    history = nd.history + [turn]
-                    children[g, j] = len(nxt)
-                    nxt.append(Node(nd.item_index, t + 1, _call_transition(transition, items[nd.item_index], history, n), history))
+            children, nxt = _next_nodes(nodes, rewards, completions, items, transition, J, n, t, early_termination_threshold)
         levels.append(Level(t, nodes, gens, idx, rewards, children, baseline=baseline))
         nodes = nxt
     backup_returns(levels, gamma)
