@@ -62,6 +62,7 @@ def token_loss(logps: torch.Tensor, # [N, C] log π_θ(y_t | ·), with gradient
         info = {k: v * keep for k, v in info.items()}
     return loss, info
 
+# %% ../nbs/04_trainer.ipynb #48b0d0fc
 def loss_denominator(num_samples: int, # N
                      num_tokens: int, # unmasked tokens Σ m
                      loss_type: str = 'dapo', # one of LOSS_TYPES
@@ -75,6 +76,7 @@ def loss_denominator(num_samples: int, # N
         return float(num_samples * max_completion_length)
     raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
 
+# %% ../nbs/04_trainer.ipynb #5ac1c796
 def aggregate_loss(loss: torch.Tensor, # [N, C] per-token loss
                    mask: torch.Tensor, # [N, C] completion mask
                    loss_type: str = 'dapo', # one of LOSS_TYPES
@@ -115,6 +117,7 @@ REFERENCE_CONFIG_FIELDS = {  # config fields of the reference library (CoMLRL 1.
     'num_agents': 'num_agents= of the trainer (the team size is not a config field in comlrl)',
 }
 
+# %% ../nbs/04_trainer.ipynb #35237ed7
 def _suggest(name: str, names: Sequence[str]) -> Optional[str]:
     "The name most likely meant: the same name without an actor/agent/policy prefix, else a close spelling, else None."
     for pre in ('actor_', 'agent_', 'policy_'):  # the actor's own setting: actor_learning_rate is learning_rate
@@ -122,6 +125,7 @@ def _suggest(name: str, names: Sequence[str]) -> Optional[str]:
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
     return close[0] if close else None
 
+# %% ../nbs/04_trainer.ipynb #d0f35c1d
 def unknown_names_error(owner: str, # e.g. 'MAGRPOConfig'
                         kind: str, # 'field' or 'argument'
                         unknown: Sequence[str], # the names not known
@@ -135,6 +139,7 @@ def unknown_names_error(owner: str, # e.g. 'MAGRPOConfig'
     if len(unknown) == 1: return TypeError(f"{owner} has no {kind} {unknown[0]!r}: {why[0]}{hint}")
     return TypeError(f"{owner} has {len(unknown)} unknown {kind}s:\n" + '\n'.join(f"  {k!r}: {w}" for k, w in zip(unknown, why)) + hint)
 
+# %% ../nbs/04_trainer.ipynb #99b02917
 def _check_field_names(cls, kwargs: dict):
     "Before a config is built: every unknown name at once, a reference field with comlrl's name for it. Raises `TypeError`."
     fields = [f.name for f in dataclasses.fields(cls)]
@@ -145,14 +150,17 @@ def _check_field_names(cls, kwargs: dict):
                                   {k: f"the reference library's (CoMLRL) name: in comlrl use {reference[k]}" for k in unknown if k in reference})
 
 # %% ../nbs/04_trainer.ipynb #3c8243cf
-_CHOICES = {'joint_mode': ('align', 'cross'), 'loss_type': LOSS_TYPES, 'scale_rewards': ('group', 'batch', 'none'),
-            'lr_scheduler_type': ('linear', 'cosine', 'cosine_with_restarts', 'polynomial', 'constant',
-                                  'constant_with_warmup', 'inverse_sqrt', 'reduce_lr_on_plateau', 'cosine_with_min_lr',
-                                  'warmup_stable_decay')}
-_REPORTERS = ('none', 'tensorboard', 'wandb', 'trackio')
+class _CheckedConfig:
+    "Base of `MAConfig`: the field names are checked before the generated `__init__` runs, the values after it."
+    def __new__(cls, *args, **kwargs):
+        _check_field_names(cls, kwargs)  # before the generated __init__, so a wrong name is our error, not Python's
+        return super().__new__(cls)
 
+    def __post_init__(self): self._validate()  # the checks are below
+
+# %% ../nbs/04_trainer.ipynb #7bcfaa4c
 @dataclass
-class MAConfig:
+class MAConfig(_CheckedConfig):
     "Settings shared by all critic-free multi-agent trainers. Raises `ValueError` naming the field when a value is invalid."
     # where results go
     output_dir: str = 'outputs/comlrl'  # metrics.jsonl, checkpoints, final agents
@@ -211,17 +219,22 @@ class MAConfig:
     bf16: bool = False  # bfloat16 autocast (an A100/H100, or a CPU that has it)
     disable_dropout: bool = True  # dropout would make training log-probs differ from sampling ones
 
-    def __new__(cls, *args, **kwargs):
-        _check_field_names(cls, kwargs)  # before the generated __init__, so a wrong name is our error, not Python's
-        return super().__new__(cls)
+# %% ../nbs/04_trainer.ipynb #1f1999f2
+@patch
+def updates_per_rollout(self: MAConfig) -> int:
+    "Optimizer steps that use each rollout: `num_iterations`."
+    return self.num_iterations
 
-    def __post_init__(self): self._validate()  # the checks are in the next cell
+# %% ../nbs/04_trainer.ipynb #bd86f544
+@patch
+def to_dict(self: MAConfig) -> dict: return dataclasses.asdict(self)
 
-    def updates_per_rollout(self) -> int:
-        "Optimizer steps that use each rollout: `num_iterations`."
-        return self.num_iterations
-
-    def to_dict(self) -> dict: return dataclasses.asdict(self)
+# %% ../nbs/04_trainer.ipynb #999d5f93
+_CHOICES = {'joint_mode': ('align', 'cross'), 'loss_type': LOSS_TYPES, 'scale_rewards': ('group', 'batch', 'none'),
+            'lr_scheduler_type': ('linear', 'cosine', 'cosine_with_restarts', 'polynomial', 'constant',
+                                  'constant_with_warmup', 'inverse_sqrt', 'reduce_lr_on_plateau', 'cosine_with_min_lr',
+                                  'warmup_stable_decay')}
+_REPORTERS = ('none', 'tensorboard', 'wandb', 'trackio')
 
 # %% ../nbs/04_trainer.ipynb #3c8243d1
 @patch
@@ -285,6 +298,7 @@ class Hook:
     here: str  # what `MATrainer` does
     overridden_by: tuple = ()  # comlrl's trainers that override it (`tests/test_hooks.py` checks them)
 
+# %% ../nbs/04_trainer.ipynb #f407ed85
 def hooks_markdown(hooks: Sequence[Hook], # e.g. `HOOKS`
                   ) -> str: # a markdown table, one row per hook
     "The hook table as the page shows it."
@@ -295,7 +309,6 @@ def hooks_markdown(hooks: Sequence[Hook], # e.g. `HOOKS`
         args = '; '.join(f'`{k}`: {esc(v)}' for k, v in (h.inputs or {}).items()) or '—'
         rows.append(f"| {name} | {args} | {esc(h.output)} | {esc(h.called)} | {esc(h.here)} | {', '.join(h.overridden_by) or '—'} |")
     return '\n'.join(rows)
-
 
 # %% ../nbs/04_trainer.ipynb #b7a1c002
 _REINFORCE = ('MAGRPOTrainer', 'MARLOOTrainer', 'MAREINFORCETrainer', 'MAREMAXTrainer', 'MACFTrainer')
@@ -361,6 +374,7 @@ def _set_rng_state(s: dict):
     random.setstate(s['python']); np.random.set_state(s['numpy']); torch.set_rng_state(s['torch'])
     if 'cuda' in s and torch.cuda.is_available(): torch.cuda.set_rng_state_all(s['cuda'])
 
+# %% ../nbs/04_trainer.ipynb #63fce7f1
 class _Cursor:
     "Position in a seeded per-epoch permutation of the training set (or in its own order): the data cursor that checkpoints save."
     def __init__(self, n: int, seed: int, epoch: int = 0, pos: int = 0, shuffle: bool = True):
@@ -396,6 +410,54 @@ class LogHistory(list):
         return f'LogHistory: {len(self)} records (list of dicts; every logged key in each)\n' + '\n'.join(lines)
 
 # %% ../nbs/04_trainer.ipynb #bfba0f41
+def _checked_config(args, # the trainer's `args=`, or None
+                    config_class: type, # the trainer's `config_class`
+                   ) -> MAConfig: # `args`, or `config_class()` when None
+    "The trainer's config. Raises `TypeError` if it is not an `MAConfig`, `ImportError` if a logger of `report_to` is not installed."
+    args = args if args is not None else config_class()
+    if not isinstance(args, MAConfig): raise TypeError(f"args must be a {config_class.__name__}, got {type(args).__name__}")
+    for r in args.report_to:
+        if importlib.util.find_spec(r) is None: raise ImportError(f"report_to={r!r} needs the {r} package: pip install {r}")
+    return args
+
+# %% ../nbs/04_trainer.ipynb #4bef147b
+def _env_defaults(env, # an `Environment`, or None
+                  reward_func, formatters, transition, compute_metrics, # the trainer's arguments (None: not given)
+                 ) -> tuple: # (reward_func, formatters, transition, compute_metrics), the environment's where not given
+    "Fill the trainer's arguments that are None from `env.trainer_kwargs()`."
+    if env is None: return reward_func, formatters, transition, compute_metrics
+    kw = env.trainer_kwargs()
+    reward_func = reward_func if reward_func is not None else kw['reward_func']
+    formatters = formatters if formatters is not None else kw['formatters']
+    transition = transition if transition is not None else kw['transition']
+    compute_metrics = compute_metrics if compute_metrics is not None else kw['compute_metrics']
+    return reward_func, formatters, transition, compute_metrics
+
+# %% ../nbs/04_trainer.ipynb #21e431b8
+def _process_device(acc, # the trainer's `Accelerator`
+                    device, # the trainer's `device=`
+                   ): # where this process's agents go
+    "`device` in one process; the launcher's device in data-parallel ones, where `device` must be None (else `ValueError`)."
+    if acc.num_processes > 1:
+        if device is not None:
+            raise ValueError(f"device={device!r} places agents in one process; with {acc.num_processes} data-parallel processes "
+                             f"each process's agents live on its own device ({acc.device} here): leave device=None")
+        device = acc.device
+    return device
+
+# %% ../nbs/04_trainer.ipynb #3e069e03
+def _team(acc, # the trainer's `Accelerator`
+          model, agents, **kwargs, # the trainer's arguments for `load_agents`
+         ) -> list: # the team's `Agent`s
+    "Loaded `Agent`s as given (on this process's device, else `ValueError`), or the agents `load_agents` builds."
+    if agents is not None and len(agents) and all(isinstance(a, Agent) for a in agents):
+        same = lambda d: torch.device(d).type == acc.device.type and (torch.device(d).index or 0) == (acc.device.index or 0)
+        if acc.num_processes > 1 and (bad := [a.name for a in agents if not same(a.device)]):
+            raise ValueError(f"agents {bad} are not on this process's device {acc.device}: load them there (or pass model ids)")
+        return list(agents)
+    return load_agents(model, agents=agents, **kwargs)
+
+# %% ../nbs/04_trainer.ipynb #0efe63d4
 class MATrainer:
     """The loop every multi-agent trainer shares, with named hooks for what an algorithm changes (see the table above).
     Critic-free algorithms define `advantages`. Raises `TypeError`/`ValueError` naming the argument when the inputs are
@@ -424,18 +486,10 @@ class MATrainer:
                  **kwargs, # anything else is an error naming the argument meant
                 ):
         if kwargs: _unknown_trainer_args(type(self).__name__, kwargs)
-        self.args = args if args is not None else self.config_class()
-        if not isinstance(self.args, MAConfig): raise TypeError(f"args must be a {self.config_class.__name__}, got {type(self.args).__name__}")
-        for r in self.args.report_to:
-            if importlib.util.find_spec(r) is None: raise ImportError(f"report_to={r!r} needs the {r} package: pip install {r}")
+        self.args = _checked_config(args, self.config_class)
         # check everything that needs no model first, so a mistake costs no loading time
-        if env is not None:
-            kw = env.trainer_kwargs()
-            reward_func = reward_func if reward_func is not None else kw['reward_func']
-            formatters = formatters if formatters is not None else kw['formatters']
-            transition = transition if transition is not None else kw['transition']
-            compute_metrics = compute_metrics if compute_metrics is not None else kw['compute_metrics']
-            if num_agents is None and agents is None: num_agents = env.num_agents
+        reward_func, formatters, transition, compute_metrics = _env_defaults(env, reward_func, formatters, transition, compute_metrics)
+        if env is not None and num_agents is None and agents is None: num_agents = env.num_agents
         self.env, self.callbacks, self.last_rollouts = env, list(callbacks or []), []
         if reward_func is None: raise ValueError("reward_func is required: a function of one list of completions per agent")
         n = len(agents) if agents is not None else (num_agents or 2)
@@ -445,20 +499,10 @@ class MATrainer:
             raise ValueError(f"{type(self.args).__name__}.num_turns={self.args.num_turns} needs transition=: "
                              "a function (item, history) -> one next prompt per agent")
         self.accelerator = acc = make_accelerator(self.args.ddp_timeout)  # one process, or the launcher's (07_distributed)
-        if acc.num_processes > 1:
-            if device is not None:
-                raise ValueError(f"device={device!r} places agents in one process; with {acc.num_processes} data-parallel processes "
-                                 f"each process's agents live on its own device ({acc.device} here): leave device=None")
-            device = acc.device
+        device = _process_device(acc, device)
         _set_seed(self.args.seed)  # before the agents exist: LoRA adapters are initialised from the RNG
-        if agents is not None and len(agents) and all(isinstance(a, Agent) for a in agents):
-            self.agents = list(agents)
-            same = lambda d: torch.device(d).type == acc.device.type and (torch.device(d).index or 0) == (acc.device.index or 0)
-            if acc.num_processes > 1 and (bad := [a.name for a in self.agents if not same(a.device)]):
-                raise ValueError(f"agents {bad} are not on this process's device {acc.device}: load them there (or pass model ids)")
-        else:
-            self.agents = load_agents(model, num_agents=num_agents, agents=agents, tokenizer=tokenizer, use_lora=use_lora,
-                                      lora_config=lora_config, device=device, dtype=dtype)
+        self.agents = _team(acc, model, num_agents=num_agents, agents=agents, tokenizer=tokenizer, use_lora=use_lora,
+                            lora_config=lora_config, device=device, dtype=dtype)
         self.train_dataset, self.eval_dataset, self.compute_metrics = train_dataset, eval_dataset, compute_metrics
         self.output_dir = Path(self.args.output_dir)
         self.global_step, self.log_history, self._loggers, self._resumed = 0, LogHistory(), None, False
@@ -486,6 +530,7 @@ def _unknown_trainer_args(name: str, # the trainer class's name
 def setup_models(self: MATrainer):
     "Hook: build what the algorithm needs besides the agents (IPPO: the critics), before the optimizers. Nothing here."
 
+# %% ../nbs/04_trainer.ipynb #395fdba9
 @patch
 def optimizer_groups(self: MATrainer, agent: int, # which agent
                     ) -> list[dict]: # parameter groups {'name', 'params'[, 'lr']}
@@ -493,6 +538,7 @@ def optimizer_groups(self: MATrainer, agent: int, # which agent
     ag = self.agents[agent]
     return [{'name': ag.name, 'params': ag.trainable_parameters()}]
 
+# %% ../nbs/04_trainer.ipynb #0e081fab
 @patch
 def _prepare_agents(self: MATrainer):
     "Dropout off (training log-probs must be those of sampling) and gradient checkpointing, as configured."
@@ -507,12 +553,14 @@ def _prepare_agents(self: MATrainer):
             else: ag.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})
             if hasattr(ag.model, 'enable_input_require_grads'): ag.model.enable_input_require_grads()
 
+# %% ../nbs/04_trainer.ipynb #c598a07b
 @patch
 def _reference_models(self: MATrainer) -> list:
     "The frozen reference policies (beta > 0): LoRA agents disable their adapter, full agents get a copy."
     if self.args.beta == 0: return [None] * len(self.agents)
     return [None if a.adapter is not None else copy.deepcopy(a.model).eval().requires_grad_(False) for a in self.agents]
 
+# %% ../nbs/04_trainer.ipynb #7826c9e5
 @patch
 def num_training_steps(self: MATrainer) -> int:
     "Optimizer steps the run will take: `max_steps`, or epochs × items / (batch size × accumulation × processes)."
@@ -522,6 +570,7 @@ def num_training_steps(self: MATrainer) -> int:
     per_step = a.per_device_train_batch_size * a.gradient_accumulation_steps * self.accelerator.num_processes
     return max(1, math.ceil(len(self.train_dataset) * a.num_train_epochs / per_step))
 
+# %% ../nbs/04_trainer.ipynb #a297214f
 @patch
 def _setup_optimizers(self: MATrainer):
     "One AdamW and one learning-rate schedule per agent, over `optimizer_groups`."
@@ -539,6 +588,7 @@ def _setup_optimizers(self: MATrainer):
         self.schedulers.append(get_scheduler(a.lr_scheduler_type, opt, num_warmup_steps=math.ceil(a.warmup_ratio * total),
                                              num_training_steps=total))
 
+# %% ../nbs/04_trainer.ipynb #180768f3
 @patch
 def _generation_kwargs(self: MATrainer, greedy: bool = False) -> dict:
     "The sampling settings of the config, as `generate` takes them (greedy: evaluation and ReMax's baseline)."
@@ -568,6 +618,7 @@ def _setup_precision(self: MATrainer):
         raise ValueError("bf16=True but this GPU has no bfloat16 (a T4, or older): use fp16=True (the colab-t4 preset)")
     self.scaler = torch.amp.GradScaler(self._amp_devices[0], enabled=a.fp16)
 
+# %% ../nbs/04_trainer.ipynb #9f071118
 @patch
 def autocast(self: MATrainer):
     "The context every forward runs in: `torch.autocast` in the configured dtype on the agents' device types, or nothing."
@@ -575,6 +626,7 @@ def autocast(self: MATrainer):
     for d in self._amp_devices: stack.enter_context(torch.autocast(d, dtype=self._amp_dtype, enabled=self._amp_dtype is not None))
     return stack
 
+# %% ../nbs/04_trainer.ipynb #ab2c1491
 @patch
 def backward_loss(self: MATrainer, loss: torch.Tensor, # a scalar
                  ):
@@ -587,6 +639,7 @@ def gradient_units(self: MATrainer) -> dict: # name -> (parameters, agents whose
     "Hook: the parameter sets whose gradients are averaged across processes: each agent's trainable parameters."
     return {ag.name: (ag.trainable_parameters(), [i]) for i, ag in enumerate(self.agents)}
 
+# %% ../nbs/04_trainer.ipynb #19865577
 @patch
 def _setup_gradient_sync(self: MATrainer):
     "One DDP-wrapped `GradientSync` per gradient unit when there are several processes; none in one process."
@@ -600,6 +653,7 @@ def _setup_gradient_sync(self: MATrainer):
             self._ddp[name] = self.accelerator.prepare_model(GradientSync(params), device_placement=False)
             for p, f in zip(params, flags): p.requires_grad_(f)
 
+# %% ../nbs/04_trainer.ipynb #5d7d9196
 class UnitForward:
     """How one micro-batch's forwards reach the parameters they train, given to `chunk_backward` as `forward`:
     `forward(unit, fn, *args, **kwargs)` is `fn(*args, **kwargs)` under the trainer's autocast, run through gradient unit
@@ -622,7 +676,6 @@ class UnitForward:
                 return ddp(fn, *args, **kwargs)
             with self.no_sync(ddp): return ddp(fn, *args, **kwargs)
 
-
 # %% ../nbs/04_trainer.ipynb #0b7d13ee
 @patch
 def advantages(self: MATrainer, returns: torch.Tensor, # [G, K] returns of G advantage groups of K samples
@@ -633,6 +686,7 @@ def advantages(self: MATrainer, returns: torch.Tensor, # [G, K] returns of G adv
     "Hook: the algorithm's baseline, R - b. Each critic-free algorithm defines it; raises `NotImplementedError` here."
     raise NotImplementedError(f"{type(self).__name__} must define advantages(returns, baseline)")
 
+# %% ../nbs/04_trainer.ipynb #eb9c93a1
 @patch
 def state_dict(self: MATrainer) -> dict:
     "Algorithm state saved in checkpoints (e.g. a running baseline); {} here."
@@ -642,6 +696,7 @@ def state_dict(self: MATrainer) -> dict:
 def load_state_dict(self: MATrainer, state: dict):
     "Restore what `state_dict` returned. Nothing here."
 
+# %% ../nbs/04_trainer.ipynb #2abbb8f5
 @patch
 def credited_returns(self: MATrainer, ro: Rollout, # one rollout
                      agent: int, # i
@@ -650,6 +705,7 @@ def credited_returns(self: MATrainer, ro: Rollout, # one rollout
     "Hook: credit assignment, the return each sample is credited with before `advantages`: here the mean over the joint actions it took part in (`03_rollout`)."
     return ro.sample_returns(agent, level)
 
+# %% ../nbs/04_trainer.ipynb #6c47928f
 @patch
 def _rollout(self: MATrainer, items: list, seeds: Optional[list] = None) -> Rollout:
     a = self.args
@@ -658,11 +714,13 @@ def _rollout(self: MATrainer, items: list, seeds: Optional[list] = None) -> Roll
                    greedy_baseline=self.needs_greedy_baseline, early_termination_threshold=a.early_termination_threshold,
                    seeds=seeds, **self._generation_kwargs())
 
+# %% ../nbs/04_trainer.ipynb #4c1136b5
 @patch
 def observe_returns(self: MATrainer, moments: torch.Tensor, # [n, T, 3] float64: count, Σ R, Σ R² per agent and turn, over all processes
                    ):
     "Hook: see the batch's credited returns (after this rollout's advantages are computed), e.g. for a running baseline. Nothing here."
 
+# %% ../nbs/04_trainer.ipynb #8d3aba41
 @patch
 def _advantages(self: MATrainer, ro: Rollout) -> list[list[torch.Tensor]]:
     "[agent][level] -> [G·K] advantages: `advantages` on each level's credited returns, then `scale_rewards` ('batch': over all processes)."
@@ -686,6 +744,7 @@ def _advantages(self: MATrainer, ro: Rollout) -> list[list[torch.Tensor]]:
     self.observe_returns(moments)
     return out
 
+# %% ../nbs/04_trainer.ipynb #8a1097ed
 @patch
 def _rollout_stats(self: MATrainer, ro: Rollout, stats: dict):
     "What the loop logs of every rollout, whatever the algorithm: rewards (and their components), returns and completion lengths, per turn when there are several."
@@ -697,6 +756,7 @@ def _rollout_stats(self: MATrainer, ro: Rollout, stats: dict):
         for i, ag in enumerate(self.agents):
             stats.setdefault(f'completion_length/{ag.name}', []).extend(L.generations[i].completion_lengths.tolist())
 
+# %% ../nbs/04_trainer.ipynb #847df6bd
 @patch
 def advantage_targets(self: MATrainer, rollouts: list, # the step's rollouts
                       tensors: list, # per rollout, what `rollout_tensors` computed: [agent][level] -> {name: tensor}
@@ -725,6 +785,7 @@ def reference_logps(self: MATrainer, agent: int, # which agent
     if ag.adapter is None: return completion_logprobs(self._ref_models[agent], *args, **kw)
     with ag.reference(): return completion_logprobs(ag.model, *args, **kw)
 
+# %% ../nbs/04_trainer.ipynb #7489e7b5
 @patch
 @torch.no_grad()
 def rollout_tensors(self: MATrainer, ro: Rollout, # one rollout
@@ -737,7 +798,6 @@ def rollout_tensors(self: MATrainer, ro: Rollout, # one rollout
               'ref_logps': self.reference_logps(i, L.generations[i]) if a.beta > 0 else None} for L in ro.levels]
             for i, ag in enumerate(self.agents)]
 
-
 # %% ../nbs/04_trainer.ipynb #ba13b234
 @patch
 def minibatches(self: MATrainer, groups: list, # the step's advantage groups, (rollout, level, node) triples
@@ -745,17 +805,20 @@ def minibatches(self: MATrainer, groups: list, # the step's advantage groups, (r
     "Hook: how one epoch splits the step's advantage groups into optimizer steps: here all at once."
     return [groups]
 
+# %% ../nbs/04_trainer.ipynb #26066abe
 @patch
 def _chunks(self: MATrainer, n: int, K: int) -> list[slice]:
     "Row slices of at most micro_batch_size rows, in whole groups of K (so the K samples can share their prompt)."
     step = max(K, (self.args.micro_batch_size or n) // K * K)
     return [slice(s, min(s + step, n)) for s in range(0, n, step)]
 
+# %% ../nbs/04_trainer.ipynb #7b78e207
 @patch
 def trained_modules(self: MATrainer, agent: int) -> list[nn.Module]:
     "Hook: the modules agent i's update runs in training mode: its policy."
     return [self.agents[agent].policy()]
 
+# %% ../nbs/04_trainer.ipynb #7f41430e
 @patch
 def chunk_backward(self: MATrainer, agent: int, # which agent
                    gen: Generation, # its samples at one level of one rollout
@@ -780,6 +843,7 @@ def chunk_backward(self: MATrainer, agent: int, # which agent
     if 'kl' in info: out['kl'] = (info['kl'] * mask).sum().item()
     return out
 
+# %% ../nbs/04_trainer.ipynb #00c622bb
 @patch
 def update_stats(self: MATrainer, agent: int, sums: dict, stats: dict):
     "Hook: log agent i's update from its summed chunks: the loss, and per token the clip fraction and the KL when they apply."
@@ -829,6 +893,7 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
         raise RuntimeError(f"the gradients of {sorted(missed)} were not averaged across processes: chunk_backward must "
                            "compute their forward through the `forward` it is given: forward(unit, fn, ...)")
 
+# %% ../nbs/04_trainer.ipynb #edfbe8d6
 @patch
 def training_step(self: MATrainer, batches: list[list], # gradient_accumulation_steps batches of task items (this process's share)
                   seeds: Optional[list[list]] = None, # one sampling seed per item (`prompt_seeds`); None: the global RNG
@@ -863,6 +928,7 @@ def _complete_after(self: MATrainer) -> list[int]:
                           for i, ids in enumerate(owned)]
     return self._complete
 
+# %% ../nbs/04_trainer.ipynb #6480eaf3
 @patch
 def optimizer_step(self: MATrainer, stats: dict,
                    agents: Optional[list[int]] = None, # step these agents' optimizers; None: every one holding gradients, then finish the update
@@ -895,6 +961,7 @@ def summarise(self: MATrainer, stats: dict) -> dict:
         if k.rsplit('/', 1)[-1] in ('reward', 'return', 'advantage'): out[k + '_std'] = float(np.std(v))
     return out
 
+# %% ../nbs/04_trainer.ipynb #4b53963e
 @patch(as_prop=True)
 def run_name(self: MATrainer) -> str:
     "Name of the W&B / trackio run: `args.run_name`, else the output_dir's folder name."
@@ -906,6 +973,7 @@ def run_config(self: MATrainer) -> dict:
     return {'algorithm': type(self).__name__, 'num_agents': len(self.agents), 'world_size': self.accelerator.num_processes,
             **self.args.to_dict()}
 
+# %% ../nbs/04_trainer.ipynb #ef936fcb
 @patch
 def wandb_init_kwargs(self: MATrainer) -> dict:
     "Arguments of `wandb.init`: WANDB_PROJECT / `run_name` / WANDB_NAME / WANDB_DIR, else project 'comlrl', the output_dir's name, output_dir."
@@ -945,6 +1013,7 @@ def _open_loggers(self: MATrainer):
             resume='allow' if 'trackio' in self._run_ids else 'never')
         self._run_ids['trackio'] = run.name
 
+# %% ../nbs/04_trainer.ipynb #cc53d993
 @patch
 def log(self: MATrainer, metrics: dict):
     """Append `metrics` (with step, epoch and the number of processes) to metrics.jsonl and send them, at the training step,
@@ -967,6 +1036,7 @@ def log(self: MATrainer, metrics: dict):
     for cb in self.callbacks:
         if hasattr(cb, 'on_log'): cb.on_log(self, rec)
 
+# %% ../nbs/04_trainer.ipynb #dc9b4d48
 @patch
 def finish_loggers(self: MATrainer, exit_code: int = 0, # nonzero marks the W&B run as failed
                   ):
@@ -1039,6 +1109,7 @@ def _eval_records(ro: Rollout, # a greedy rollout (one response per agent and no
                         'return': None if L.returns is None else float(L.returns[g, 0])})
     return sorted(out, key=lambda r: (r['item'], r['turn']))
 
+# %% ../nbs/04_trainer.ipynb #f025f124
 @patch
 @torch.no_grad()
 def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's eval_dataset
@@ -1099,6 +1170,7 @@ def save_model(self: MATrainer, output_dir: Union[str, Path, None] = None):
     self.save_extra(out)
     self.accelerator.wait_for_everyone()
 
+# %% ../nbs/04_trainer.ipynb #9b598c6c
 @patch
 def load_agent_weights(self: MATrainer, path: Union[str, Path], # a folder written by `save_model` or `save_checkpoint`
                       ):
@@ -1111,6 +1183,7 @@ def load_agent_weights(self: MATrainer, path: Union[str, Path], # a folder writt
             loaded = type(ag.model).from_pretrained(path / ag.name, dtype=next(ag.model.parameters()).dtype)
             ag.model.load_state_dict(loaded.state_dict())
 
+# %% ../nbs/04_trainer.ipynb #654babfa
 @patch
 def save_extra(self: MATrainer, output_dir: Path):
     "Hook: save what the algorithm adds to the agents (IPPO: the critics) into `output_dir`. Nothing here."
@@ -1165,6 +1238,7 @@ def _find_checkpoint(self: MATrainer, which) -> Path:
     if not (p / 'trainer_state.json').exists(): raise FileNotFoundError(f"{p} is not a checkpoint: it has no trainer_state.json")
     return p
 
+# %% ../nbs/04_trainer.ipynb #a1df3767
 @patch
 def _load_checkpoint(self: MATrainer, path: Path):
     acc, a = self.accelerator, self.args
@@ -1196,6 +1270,7 @@ def _load_checkpoint(self: MATrainer, path: Path):
                     "state restarts from the seed (sampling is seeded per prompt and does not depend on it)")
     self._truncate_metrics()
 
+# %% ../nbs/04_trainer.ipynb #689e8d82
 @patch
 def _truncate_metrics(self: MATrainer):
     "On resume, drop what a killed run logged (metrics, evaluations' completions) after its last checkpoint: those steps are about to be redone."
