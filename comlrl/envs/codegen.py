@@ -29,12 +29,14 @@ class TestSuite:
 
     def __len__(self): return len(self.tests)
 
+# %% ../../nbs/22_codegen.ipynb #5cb1b011
 class _Rename(ast.NodeTransformer):
     def __init__(self, old, new): self.old, self.new = old, new
     def visit_Name(self, node):
         if node.id == self.old: node.id = self.new
         return node
 
+# %% ../../nbs/22_codegen.ipynb #785f14df
 def _explained(stmt: ast.stmt) -> str:
     "The statement as it runs: an equality assert also reports the value it got."
     t = stmt.test if isinstance(stmt, ast.Assert) else None
@@ -43,16 +45,19 @@ def _explained(stmt: ast.stmt) -> str:
                 f"assert _got == ({ast.unparse(t.comparators[0])}), 'got ' + repr(_got)[:300]")
     return ast.unparse(stmt)
 
+# %% ../../nbs/22_codegen.ipynb #a0e02fa8
 def _is_test(stmt: ast.stmt) -> bool: return any(isinstance(n, ast.Assert) for n in ast.walk(stmt))
 
 def _trivial(stmt: ast.stmt) -> bool:
     return (isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Constant)) or \
            (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
 
+# %% ../../nbs/22_codegen.ipynb #5f0d626f
 def _parse_tests(src: str, what: str) -> ast.Module:
     try: return ast.parse(src)
     except SyntaxError as e: raise ValueError(f"the tests of {what} do not parse: {e}") from e
 
+# %% ../../nbs/22_codegen.ipynb #c3c64185
 def item_tests(item: dict, # a task item: HumanEval-style (`test`, `entry_point`) or MBPP-style (`test_list`)
               ) -> TestSuite:
     "Split an item's hidden tests into one snippet per test. Raises `KeyError`/`ValueError` for items without usable tests."
@@ -95,12 +100,14 @@ def prompt_context(prompt: str, # the item's prompt (signature + docstring, mayb
         return '\n'.join(l for l in prompt.splitlines() if re.match(r"^(import|from)\s", l)) + '\n'
     return code.definitions(exclude=[entry_point])
 
+# %% ../../nbs/22_codegen.ipynb #dd428ba2
 def _docstring(text: str, indent: str = '    ') -> str:
     body = text.strip().replace('"""', '\\"\\"\\"')
     raw = 'r' if '\\' in body and '\\"' not in body else ''
     lines = body.splitlines()
     return f'{raw}"""' + ('\n'.join([lines[0]] + [indent + l if l.strip() else '' for l in lines[1:]])) + f'\n{indent}"""'
 
+# %% ../../nbs/22_codegen.ipynb #324f869e
 def mbpp_item(row: dict, # an MBPP row: `code`, `test_list`, and `prompt` (sanitized) or `text` (full)
              ) -> dict: # `prompt`, `entry_point`, `canonical_solution`, `text` in the HumanEval style
     "An MBPP problem as a signature + docstring prompt. Raises `ValueError` if the tests call no function of the solution."
@@ -126,10 +133,12 @@ class AuxUsage:
     used: bool  # ...other than as a discarded call statement
     thin_wrapper: bool  # main only forwards its arguments to aux and returns the result
 
+# %% ../../nbs/22_codegen.ipynb #8a2770fe
 def _plain_args(call: ast.Call) -> bool:
     args = [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords]
     return all(isinstance(a, (ast.Name, ast.Constant)) for a in args)
 
+# %% ../../nbs/22_codegen.ipynb #a040f13b
 def aux_usage(fn: ast.FunctionDef, # the main function's definition
               helper: str = 'aux', # the helper's name
              ) -> AuxUsage:
@@ -164,6 +173,7 @@ class CodeFeedback(Feedback):
         "All four levels for the team, no cooperation level for one agent."
         return cls.LEVELS if num_agents == 2 else cls.LEVELS[:3]
 
+# %% ../../nbs/22_codegen.ipynb #89c9db96
 @dataclass
 class CodeRewardWeights:
     "The weights of the reward levels (defaults: the reference implementation's)."
@@ -181,6 +191,7 @@ def _not_run(fb: CodeFeedback, blocked: list, why_teammate: str):
     for i in range(fb.num_agents):
         fb.messages[i].append("The tests were not run because of this." if i in blocked else f"The tests were not run: {why_teammate}.")
 
+# %% ../../nbs/22_codegen.ipynb #1183cdbe
 def check_joint(completions: Sequence[str], # one completion per agent: (aux, main), or (main,) for one agent
                 item: dict, # the task item (`prompt`, `entry_point`)
                 weights: CodeRewardWeights = CodeRewardWeights(), # the levels' weights
@@ -231,10 +242,12 @@ def check_joint(completions: Sequence[str], # one completion per agent: (aux, ma
     fb.syntax = weights.syntax
     return fb, program, main
 
+# %% ../../nbs/22_codegen.ipynb #c9b65286
 def _clean_error(err: Optional[str]) -> Optional[str]:
     "The sandbox's error without its pointer into the test snippet (the feedback shows the test as written)."
     return None if err is None else re.sub(r" \(<test \d+> line \d+:.*\)$", '', err, flags=re.S)
 
+# %% ../../nbs/22_codegen.ipynb #353a68f9
 def grade_tests(fb: CodeFeedback, # from `check_joint`, syntax level passed
                 result: ExecResult, # the sandbox's result for the program
                 suite: TestSuite, # the item's tests (for the shown asserts)
@@ -301,42 +314,50 @@ class CodeGenEnv(CodeEnv):
         self.dataset, self.dataset_config = dataset, dataset_config
         self.weights = weights if weights is not None else CodeRewardWeights()
 
-    # ---- data
-    def prepare(self, ds): # a `datasets.Dataset` of HumanEval- or MBPP-style rows
-        "Bring rows to the HumanEval format (`prompt`, `entry_point`, tests). Raises `KeyError` naming missing columns."
-        cols = set(ds.column_names)
-        if {'prompt', 'entry_point', 'test'} <= cols: return ds
-        if {'code', 'test_list'} <= cols and cols & {'prompt', 'text'}: return ds.map(mbpp_item)
-        raise KeyError(f"{type(self).__name__} needs HumanEval-style columns ['entry_point', 'prompt', 'test'] or MBPP-style "
-                       f"['code', 'test_list', 'prompt' or 'text']; the data has {sorted(cols)}")
+# %% ../../nbs/22_codegen.ipynb #56959839
+@patch
+def prepare(self: CodeGenEnv, ds): # a `datasets.Dataset` of HumanEval- or MBPP-style rows
+    "Bring rows to the HumanEval format (`prompt`, `entry_point`, tests). Raises `KeyError` naming missing columns."
+    cols = set(ds.column_names)
+    if {'prompt', 'entry_point', 'test'} <= cols: return ds
+    if {'code', 'test_list'} <= cols and cols & {'prompt', 'text'}: return ds.map(mbpp_item)
+    raise KeyError(f"{type(self).__name__} needs HumanEval-style columns ['entry_point', 'prompt', 'test'] or MBPP-style "
+                   f"['code', 'test_list', 'prompt' or 'text']; the data has {sorted(cols)}")
 
-    def _offline_copy(self) -> Optional[Path]:
-        "The offline copy of the dataset asked for (the class's, or one in `local_copies`), if COMLRL_DATA_DIR holds it."
-        rel = self._offline_rel()
-        d = data_dir() if rel else None
-        return d / rel if d is not None and (d / rel).is_file() else None
+# %% ../../nbs/22_codegen.ipynb #7cf0ad0c
+@patch
+def _offline_rel(self: CodeGenEnv) -> Optional[str]:
+    "Where COMLRL_DATA_DIR keeps the offline copy of the dataset asked for, or None if it has none."
+    return self.local_path if self.dataset is None else None if self.dataset_config else self.local_copies.get(self.dataset)
 
-    def _offline_rel(self) -> Optional[str]:
-        "Where COMLRL_DATA_DIR keeps the offline copy of the dataset asked for, or None if it has none."
-        return self.local_path if self.dataset is None else None if self.dataset_config else self.local_copies.get(self.dataset)
+@patch
+def _offline_copy(self: CodeGenEnv) -> Optional[Path]:
+    "The offline copy of the dataset asked for (the class's, or one in `local_copies`), if COMLRL_DATA_DIR holds it."
+    rel = self._offline_rel()
+    d = data_dir() if rel else None
+    return d / rel if d is not None and (d / rel).is_file() else None
 
-    def load_dataset(self, split: Optional[str] = None, # e.g. 'test' or 'test[:16]'; None: `default_split`
-                     data_files=None, # local json/jsonl(.gz) file(s) instead of the hub
-                    ):
-        "The task items: from `data_files`, else the offline copy of the dataset asked for when COMLRL_DATA_DIR holds it, else the hub."
-        split = split or self.default_split
-        if data_files is not None: return self.prepare(load_task_dataset(data_files=data_files, split=split))
-        if (local := self._offline_copy()) is not None: return self.prepare(self._load_offline(local, split))
-        if self.dataset is None and self.hub_path is None:
-            raise ValueError(f"{type(self).__name__} has no default dataset: pass dataset= (a hub name) or data_files=")
-        path, name = (self.dataset, self.dataset_config) if self.dataset else (self.hub_path, self.hub_config)
-        fmt = self.offline_format if self.dataset is None else CodeGenEnv.offline_format
-        offline = f"{rel} ({fmt})" if (rel := self._offline_rel()) else None
-        if self.dataset is None and (aliases := self.split_aliases.get(split.split('[')[0])):
-            split = hub_split(path, split, aliases, name, offline)
-        return self.prepare(load_task_dataset(path, split=split, name=name, offline=offline))
+# %% ../../nbs/22_codegen.ipynb #cac9bbe8
+@patch
+def load_dataset(self: CodeGenEnv, split: Optional[str] = None, # e.g. 'test' or 'test[:16]'; None: `default_split`
+                 data_files=None, # local json/jsonl(.gz) file(s) instead of the hub
+                ):
+    "The task items: from `data_files`, else the offline copy of the dataset asked for when COMLRL_DATA_DIR holds it, else the hub."
+    split = split or self.default_split
+    if data_files is not None: return self.prepare(load_task_dataset(data_files=data_files, split=split))
+    if (local := self._offline_copy()) is not None: return self.prepare(self._load_offline(local, split))
+    if self.dataset is None and self.hub_path is None:
+        raise ValueError(f"{type(self).__name__} has no default dataset: pass dataset= (a hub name) or data_files=")
+    path, name = (self.dataset, self.dataset_config) if self.dataset else (self.hub_path, self.hub_config)
+    fmt = self.offline_format if self.dataset is None else CodeGenEnv.offline_format
+    offline = f"{rel} ({fmt})" if (rel := self._offline_rel()) else None
+    if self.dataset is None and (aliases := self.split_aliases.get(split.split('[')[0])):
+        split = hub_split(path, split, aliases, name, offline)
+    return self.prepare(load_task_dataset(path, split=split, name=name, offline=offline))
 
-    def _load_offline(self, path: Path, split: str): return load_task_dataset(data_files=path, split=split)
+# %% ../../nbs/22_codegen.ipynb #8ec00e3c
+@patch
+def _load_offline(self: CodeGenEnv, path: Path, split: str): return load_task_dataset(data_files=path, split=split)
 
 # %% ../../nbs/22_codegen.ipynb #9c0d1e22
 @patch
@@ -345,6 +366,7 @@ def _problem(self: CodeGenEnv, item: dict, name: str, rest: str) -> str:
     return (f"Problem:\n{fence(item['prompt'])}\n\n"
             f"Answer with one ```python block that defines `{name}` (with any imports it needs){rest}")
 
+# %% ../../nbs/22_codegen.ipynb #385c0af9
 @patch
 def aux_prompt(self: CodeGenEnv, item: dict) -> str:
     "Agent 1's prompt: write the helper `aux`."
@@ -353,6 +375,7 @@ def aux_prompt(self: CodeGenEnv, item: dict) -> str:
             f"task and returns it. Your teammate writes `{e}` and calls `aux`.\n\nTask:\n{fence(item['prompt'])}\n\n"
             f"Answer with one ```python block that starts with `def aux(` and contains only that function.")
 
+# %% ../../nbs/22_codegen.ipynb #e116a655
 @patch
 def main_prompt(self: CodeGenEnv, item: dict) -> str:
     "Agent 2's prompt: write the entry point, which may call `aux`."
@@ -362,6 +385,7 @@ def main_prompt(self: CodeGenEnv, item: dict) -> str:
             f"your code runs: call it and use its result where it helps. Do not define `aux` yourself.\n\n"
             + self._problem(item, e, ", no tests or example calls."))
 
+# %% ../../nbs/22_codegen.ipynb #84dbd671
 @patch
 def single_prompt(self: CodeGenEnv, item: dict) -> str:
     "The prompt of one agent solving the problem alone."
@@ -369,6 +393,7 @@ def single_prompt(self: CodeGenEnv, item: dict) -> str:
     return (f"Implement the Python function `{e}` below, keeping its name and parameters.\n\n"
             + self._problem(item, e, ", no tests or example calls."))
 
+# %% ../../nbs/22_codegen.ipynb #70bae70a
 @patch(as_prop=True)
 def formatters(self: CodeGenEnv) -> list:
     "The agents' formatters: [helper, main], or [solo]."
