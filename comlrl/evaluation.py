@@ -32,6 +32,7 @@ def agent_policy(agent, # a loaded `Agent` (see `01_models`)
                 for texts in generate(agent.policy(), agent.tokenizer, prompts[s:s + bs], k, **generation_kwargs).grouped_texts()]
     return policy
 
+# %% ../nbs/30_evaluation.ipynb #382905ab
 STRATEGIES = ('single', 'concat', 'pipeline', 'discussion')
 
 def _ask(policy: Policy, prompts: list, k: int, who: str) -> list:
@@ -40,11 +41,13 @@ def _ask(policy: Policy, prompts: list, k: int, who: str) -> list:
         raise ValueError(f"{who} returned {[len(o) for o in out]} answers for {len(prompts)} prompts, expected {k} each")
     return out
 
+# %% ../nbs/30_evaluation.ipynb #4d3f7765
 def _need(env, method: str, strategy: str):
     if not callable(getattr(env, method, None)):
         raise TypeError(f"{type(env).__name__} does not support the {strategy!r} baseline: it needs a `{method}` method "
                         "(see CodeGenEnv in 22_codegen)")
 
+# %% ../nbs/30_evaluation.ipynb #a45f00c4
 def baseline_joint_actions(policies: Sequence[Policy], # one per agent of `env`
                            env, # an environment with the baseline hooks
                            items: Sequence[dict], # B task items
@@ -98,6 +101,7 @@ class BaselineResult:
         return {'strategy': self.strategy, **{f'pass@{k}': v for k, v in self.pass_at_k.items()},
                 'reward': self.reward, **self.components, 'seconds': self.seconds}
 
+# %% ../nbs/30_evaluation.ipynb #4573a5d0
 def score_joint_actions(env, # the environment
                         items: Sequence[dict], # B items
                         joint: list, # B lists of N joint actions
@@ -116,6 +120,7 @@ def score_joint_actions(env, # the environment
     return BaselineResult(strategy, {k: float(pass_at_k(np.full(B, N), solved.sum(1), k).mean()) for k in ks},
                           float(r.total.mean()), {k: float(v.mean()) for k, v in r.components.items()}, solved, joint)
 
+# %% ../nbs/30_evaluation.ipynb #1e0fb687
 def evaluate_baseline(policies: Sequence[Policy], # one per agent (a trained team, or untrained models)
                       env, # the environment
                       items: Sequence[dict], # the evaluation items
@@ -133,11 +138,13 @@ def evaluate_baseline(policies: Sequence[Policy], # one per agent (a trained tea
     res.seconds = time.time() - t0
     return res
 
+# %% ../nbs/30_evaluation.ipynb #e82c40b6
 def compare_baselines(policies: Sequence[Policy], env, items, strategies: Sequence[str] = STRATEGIES,
                       num_samples: int = 1, ks: Sequence[int] = (1,)) -> list:
     "`evaluate_baseline` for each strategy, on the same items."
     return [evaluate_baseline(policies, env, items, s, num_samples, ks) for s in strategies]
 
+# %% ../nbs/30_evaluation.ipynb #1a470616
 def results_table(results: Sequence[BaselineResult], # from `compare_baselines`
                  ) -> str: # a Markdown table
     "The results side by side."
