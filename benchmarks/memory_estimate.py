@@ -11,8 +11,8 @@ import argparse, json, os, subprocess, sys
 
 
 def measure(use_lora: bool, **config) -> dict:
-    code = ("import json; from comlrl.presets import measure_training_memory as m; "
-            f"print(json.dumps(m({use_lora!r}, **{config!r})))")
+    code = ("import json; from comlrl.presets import measure_training_memory as m; from comlrl.trainers.magrpo import MAGRPOTrainer; "
+            f"print(json.dumps(m(MAGRPOTrainer, {use_lora!r}, **{config!r})))")
     p = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env={**os.environ, 'OMP_NUM_THREADS': '1'})
     if p.returncode: raise SystemExit(f"the {'LoRA' if use_lora else 'full'} job failed:\n{p.stderr[-3000:]}")
     return json.loads(p.stdout.strip().splitlines()[-1])

@@ -204,24 +204,24 @@ def peak_memory(fn: Callable, *args, # the work to measure, called as fn(*args, 
     return out, _proc_status('VmHWM:') - before
 
 # %% ../nbs/08_presets.ipynb #d9c87bbe
-def measure_training_memory(use_lora: bool, # LoRA agents or full fine-tuning
+def measure_training_memory(trainer_cls: type, # a trainer of the REINFORCE family, e.g. `MAGRPOTrainer` (11_magrpo)
+                            use_lora: bool, # LoRA agents or full fine-tuning
                             model=None, # hub id or folder (None: the default model)
                             env_name: str = 'tldr', # the environment (its train split)
                             env_kwargs: Optional[dict] = None, # its options
-                            **config, # MAGRPOConfig fields
+                            **config, # fields of `trainer_cls.config_class`
                            ) -> dict: # {'measured', 'estimate' (estimate_memory's dict), 'prompt_length', 'seconds'}
-    """Train MAGRPO for the configured steps; compare the peak memory the agents and the run added (the model's
+    """Train `trainer_cls` for the configured steps; compare the peak memory the agents and the run added (the model's
     load, without its transient copies, plus `peak_memory` of training) with `estimate_memory`. Run it in a fresh process."""
     import tempfile
     from comlrl.core import make_env
-    from comlrl.trainers.magrpo import MAGRPOConfig, MAGRPOTrainer
     env = make_env(env_name, **(env_kwargs or {}))
     train = env.load_dataset('train')
     _glibc_return_large_frees()
     with tempfile.TemporaryDirectory() as d:
-        args = MAGRPOConfig(output_dir=d, report_to='none', **config)
+        args = trainer_cls.config_class(output_dir=d, report_to='none', **config)
         base = current_memory()
-        tr = MAGRPOTrainer(model=model, env=env, train_dataset=train, args=args, use_lora=use_lora)
+        tr = trainer_cls(model=model, env=env, train_dataset=train, args=args, use_lora=use_lora)
         loaded = current_memory() - base
         t0 = time.perf_counter()
         _, added = peak_memory(tr.train)

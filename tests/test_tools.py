@@ -284,7 +284,7 @@ def test_notebook_order_check_passes_on_the_notebooks():
     ('05_toy_team.ipynb', '#| export\ndef curves(run):\n    "A lazy import is a dependency too."\n    import comlrl.viz\n'
      '    return comlrl.viz.plot_training_curves(run)', '05_toy_team cell 5 (planted0) line 4: imports comlrl.viz'),
     ('03_rollout.ipynb', '#| export\nfrom . import sandbox', '03_rollout cell 5 (planted0) line 2: imports comlrl.sandbox'),
-    ('21_sandbox.ipynb', '#| export\nfrom comlrl.envs import codegen', 'imports comlrl.envs.codegen, which the later notebook 22_codegen'),
+    ('21a_sandbox.ipynb', '#| export\nfrom comlrl.envs import codegen', 'imports comlrl.envs.codegen, which the later notebook 22_codegen'),
 ])
 def test_notebook_order_check_fails_on_a_planted_import_of_a_later_notebook(tmp_path, name, code, why):
     r = _check('check_notebook_order.py', _nbs_with(tmp_path, name, code))

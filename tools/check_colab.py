@@ -26,7 +26,7 @@ CFG = get_config()
 ROOT = Path(CFG.config_path)
 NBS = Path(CFG.nbs_path)
 INSTALL_MARK = '# Colab: install comlrl'
-EXTRAS = {'21_sandbox': 'dev,classeval', '23_classeval': 'dev,classeval'}  # notebooks that run ClassEval's reference classes
+EXTRAS = {'21a_sandbox': 'dev,classeval', '23_classeval': 'dev,classeval'}  # notebooks that run ClassEval's reference classes
 
 # Sizes of the offline copy that the hub's splits do not have (see ../shared/data/README.md): the TL;DR copy is 500
 # posts of OpenAI's test split, served as 100 `test` + 400 `train`; SciTLDR-A stands in for arXiv_abstract.
