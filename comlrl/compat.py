@@ -503,56 +503,95 @@ def refuse_submodules(package: str, # a package whose other submodules are not p
 
 # %% ../nbs/51_compat.ipynb #876d9cd5
 _PREF = "not in comlrl (the preference trainers are not implemented)"
-REFERENCE_NAMES = {  # every public name of CoMLRL 1.4.3 -> comlrl's own equivalent
-    'MAGRPOConfig': 'comlrl.trainers.magrpo.MAGRPOConfig (scale_rewards for the normalisation)',
-    'MAGRPOTrainer': 'comlrl.trainers.magrpo.MAGRPOTrainer',
-    'MAREINFORCEConfig': 'comlrl.trainers.mareinforce.MAREINFORCEConfig', 'MAREINFORCETrainer': 'comlrl.trainers.mareinforce.MAREINFORCETrainer',
-    'MARLOOConfig': 'comlrl.trainers.marloo.MARLOOConfig', 'MARLOOTrainer': 'comlrl.trainers.marloo.MARLOOTrainer',
-    'MAReMaxConfig': "comlrl.trainers.maremax.MAREMAXConfig(baseline='max')", 'MAReMaxTrainer': "comlrl.trainers.maremax.MAREMAXTrainer (baseline='max')",
-    'CentralizedMAGRPOConfig': 'comlrl.trainers.magrpo.MAGRPOConfig with one agent',
-    'CentralizedMAGRPOTrainer': 'comlrl.trainers.magrpo.MAGRPOTrainer with num_agents=1 and a formatter/reward that join and split the roles',
-    'NodeSample': 'comlrl.rollout.Rollout (whole rollout trees, grouped per node)',
-    'IACConfig': 'comlrl.trainers.ippo.IACConfig', 'IACTrainer': 'comlrl.trainers.ippo.IACTrainer',
-    'MAACConfig': 'comlrl.trainers.ippo.MAACConfig (centralized_critic=True)', 'MAACTrainer': 'comlrl.trainers.ippo.MAACTrainer',
-    'ActorCriticTrainerBase': 'comlrl.critics.ActorCriticTrainer', 'RolloutSample': 'comlrl.rollout.Rollout (what compute_metrics= receives)',
-    'RewardFunc': 'a reward function (comlrl.core.RewardFunction)', 'Formatter': 'comlrl.core.Formatter',
-    'MetricsCallback': 'compute_metrics=(rollout, items) -> dict, and callbacks= (on_log)',
-    'CausalLMWithValueHead': 'comlrl.critics.Critic (a ValueHead on an actor or critic trunk)', 'ValueHead': 'comlrl.critics.ValueHead',
-    'ActorCriticOutput': 'comlrl.critics.logps_and_values (log-probs and values of one forward)',
-    'DeviceScheduler': "the trainers' device= (one device, or one per agent)", 'DeviceSpec': "the trainers' device=",
-    'normalize_parallel_training': "the trainers' device= ('mp' = one device per agent); data parallelism: accelerate launch (07_distributed)",
-    'RewardProcessors': 'a reward function that scales or shifts its own numbers', 'RewardCallable': 'a reward function (comlrl.core.RewardFunction)',
-    'call_reward_function': 'comlrl.core.call_reward_func / RewardFunction (batched, or one joint action per call)',
-    'normalize_reward_lengths': 'comlrl.core.RewardFunction (checks the number of rewards)',
-    'set_reward_range': 'no equivalent (comlrl logs reward statistics, not histograms over a declared range)',
-    'resolve_reward_range': 'no equivalent', 'build_formatters': 'comlrl.core.as_formatters',
-    'apply_tokenizer_specials': 'comlrl.models.prepare_tokenizer', 'ensure_pad_token': 'comlrl.models.prepare_tokenizer',
-    'ensure_tokenizer': 'comlrl.models.load_tokenizer', 'resolve_tokenizers': 'comlrl.models.load_agents(tokenizer=)',
-    'infer_model_name': "an Agent's repr (comlrl.models.Agent)", 'resolve_model_sources': 'comlrl.models.load_agents(model= or agents=)',
-    'resolve_model_kwargs': 'comlrl.models.load_model(dtype=, attn_implementation=)', 'freeze_model': "model.eval().requires_grad_(False)",
-    'DistributedContext': 'comlrl.distributed.make_accelerator (an accelerate Accelerator)', 'local_context': 'comlrl.distributed.make_accelerator',
-    'unwrap_model': "the Agent's model (comlrl keeps models unwrapped)",
-    'reference_kl_enabled': 'beta > 0', 'reference_kl_coef': 'beta', 'validate_reference_kl_config': 'MAConfig checks beta',
-    'resolve_reference_devices': "each agent's reference lives on its agent's device",
-    'clone_reference_models': 'MATrainer keeps a frozen copy (full agents) or disables the adapter (LoRA agents)',
-    'load_reference_models_from_sources': 'the same', 'reference_kl_for_sequence': 'comlrl.trainer.token_loss (the same k3, per token, in the loss)',
-    'response_token_logprobs': 'comlrl.generation.completion_logprobs',
-    'wandb_init_kwargs': "MATrainer.wandb_init_kwargs (report_to='wandb', run_name, WANDB_* variables)",
-    'verbose_from_wandb_config': 'COMLRL_LOG_LEVEL (the comlrl logger)',
-    'read_checkpoint_metadata': 'output_dir/checkpoint-N/trainer_state.json', 'CHECKPOINT_VERSION': 'no equivalent',
-    'STATE_FILENAME': "'trainer_state.json' and 'training_state.pt' in each checkpoint folder",
-    'TrainingCheckpointMixin': 'MATrainer.save_checkpoint / train(resume_from_checkpoint=)',
-    'capture_rng_state': 'checkpoints hold every RNG state (save_checkpoint)', 'restore_rng_state': 'train(resume_from_checkpoint=)',
-    'capture_trainer_state': 'MATrainer.save_checkpoint', 'restore_trainer_state': 'train(resume_from_checkpoint=)',
-    'CentralizedComparatorAdapter': 'a formatter that builds one prompt and a reward function that splits the answer',
-    'TaggedCentralizedComparatorAdapter': 'the same', 'CentralizedComparatorParseError': 'the same',
-    'CentralizedCollaboration': 'not in comlrl (a preference module): comlrl.trainers.reinforce.JointRoles does its job',
-    'joint_policy_gradient_loss': "not in comlrl (a preference module): MAGRPOTrainer's loss with one agent",
-    'joint_sequence_log_prob': 'not in comlrl (a preference module): comlrl.generation.completion_logprobs', '__version__': 'comlrl.__version__',
-    **{n: _PREF for n in ('MADPOConfig', 'MADPOTrainer', 'MARLHFConfig', 'MARLHFTrainer', 'MADPOIterConfig', 'MADPOIterTrainer',
+
+def _name_table(text: str) -> dict:
+    "One line per name: the reference's name, spaces, then what comlrl has for it."
+    return dict(line.split(None, 1) for line in text.strip().splitlines())
+
+# every public name of CoMLRL 1.4.3 -> comlrl's own equivalent: the trainers and configs
+REFERENCE_NAMES = _name_table('''
+MAGRPOConfig                        comlrl.trainers.magrpo.MAGRPOConfig (scale_rewards for the normalisation)
+MAGRPOTrainer                       comlrl.trainers.magrpo.MAGRPOTrainer
+MAREINFORCEConfig                   comlrl.trainers.mareinforce.MAREINFORCEConfig
+MAREINFORCETrainer                  comlrl.trainers.mareinforce.MAREINFORCETrainer
+MARLOOConfig                        comlrl.trainers.marloo.MARLOOConfig
+MARLOOTrainer                       comlrl.trainers.marloo.MARLOOTrainer
+MAReMaxConfig                       comlrl.trainers.maremax.MAREMAXConfig(baseline='max')
+MAReMaxTrainer                      comlrl.trainers.maremax.MAREMAXTrainer (baseline='max')
+CentralizedMAGRPOConfig             comlrl.trainers.magrpo.MAGRPOConfig with one agent
+CentralizedMAGRPOTrainer            comlrl.trainers.magrpo.MAGRPOTrainer with num_agents=1 and a formatter/reward that join and split the roles
+NodeSample                          comlrl.rollout.Rollout (whole rollout trees, grouped per node)
+IACConfig                           comlrl.trainers.ippo.IACConfig
+IACTrainer                          comlrl.trainers.ippo.IACTrainer
+MAACConfig                          comlrl.trainers.ippo.MAACConfig (centralized_critic=True)
+MAACTrainer                         comlrl.trainers.ippo.MAACTrainer
+ActorCriticTrainerBase              comlrl.critics.ActorCriticTrainer
+RolloutSample                       comlrl.rollout.Rollout (what compute_metrics= receives)
+''')
+
+# %% ../nbs/51_compat.ipynb #5bf82172
+# rewards, formatters, tokenizers, models and devices
+REFERENCE_NAMES |= _name_table('''
+RewardFunc                          a reward function (comlrl.core.RewardFunction)
+Formatter                           comlrl.core.Formatter
+MetricsCallback                     compute_metrics=(rollout, items) -> dict, and callbacks= (on_log)
+CausalLMWithValueHead               comlrl.critics.Critic (a ValueHead on an actor or critic trunk)
+ValueHead                           comlrl.critics.ValueHead
+ActorCriticOutput                   comlrl.critics.logps_and_values (log-probs and values of one forward)
+DeviceScheduler                     the trainers' device= (one device, or one per agent)
+DeviceSpec                          the trainers' device=
+normalize_parallel_training         the trainers' device= ('mp' = one device per agent); data parallelism: accelerate launch (07_distributed)
+RewardProcessors                    a reward function that scales or shifts its own numbers
+RewardCallable                      a reward function (comlrl.core.RewardFunction)
+call_reward_function                comlrl.core.call_reward_func / RewardFunction (batched, or one joint action per call)
+normalize_reward_lengths            comlrl.core.RewardFunction (checks the number of rewards)
+set_reward_range                    no equivalent (comlrl logs reward statistics, not histograms over a declared range)
+resolve_reward_range                no equivalent
+build_formatters                    comlrl.core.as_formatters
+apply_tokenizer_specials            comlrl.models.prepare_tokenizer
+ensure_pad_token                    comlrl.models.prepare_tokenizer
+ensure_tokenizer                    comlrl.models.load_tokenizer
+resolve_tokenizers                  comlrl.models.load_agents(tokenizer=)
+infer_model_name                    an Agent's repr (comlrl.models.Agent)
+resolve_model_sources               comlrl.models.load_agents(model= or agents=)
+resolve_model_kwargs                comlrl.models.load_model(dtype=, attn_implementation=)
+freeze_model                        model.eval().requires_grad_(False)
+DistributedContext                  comlrl.distributed.make_accelerator (an accelerate Accelerator)
+local_context                       comlrl.distributed.make_accelerator
+unwrap_model                        the Agent's model (comlrl keeps models unwrapped)
+''')
+
+# %% ../nbs/51_compat.ipynb #45086310
+# the reference model's KL, logging, checkpoints, the preference modules
+REFERENCE_NAMES |= _name_table('''
+reference_kl_enabled                beta > 0
+reference_kl_coef                   beta
+validate_reference_kl_config        MAConfig checks beta
+resolve_reference_devices           each agent's reference lives on its agent's device
+clone_reference_models              MATrainer keeps a frozen copy (full agents) or disables the adapter (LoRA agents)
+load_reference_models_from_sources  the same
+reference_kl_for_sequence           comlrl.trainer.token_loss (the same k3, per token, in the loss)
+response_token_logprobs             comlrl.generation.completion_logprobs
+wandb_init_kwargs                   MATrainer.wandb_init_kwargs (report_to='wandb', run_name, WANDB_* variables)
+verbose_from_wandb_config           COMLRL_LOG_LEVEL (the comlrl logger)
+read_checkpoint_metadata            output_dir/checkpoint-N/trainer_state.json
+CHECKPOINT_VERSION                  no equivalent
+STATE_FILENAME                      'trainer_state.json' and 'training_state.pt' in each checkpoint folder
+TrainingCheckpointMixin             MATrainer.save_checkpoint / train(resume_from_checkpoint=)
+capture_rng_state                   checkpoints hold every RNG state (save_checkpoint)
+restore_rng_state                   train(resume_from_checkpoint=)
+capture_trainer_state               MATrainer.save_checkpoint
+restore_trainer_state               train(resume_from_checkpoint=)
+CentralizedComparatorAdapter        a formatter that builds one prompt and a reward function that splits the answer
+TaggedCentralizedComparatorAdapter  the same
+CentralizedComparatorParseError     the same
+CentralizedCollaboration            not in comlrl (a preference module): comlrl.trainers.reinforce.JointRoles does its job
+joint_policy_gradient_loss          not in comlrl (a preference module): MAGRPOTrainer's loss with one agent
+joint_sequence_log_prob             not in comlrl (a preference module): comlrl.generation.completion_logprobs
+__version__                         comlrl.__version__
+''') | {n: _PREF for n in ('MADPOConfig', 'MADPOTrainer', 'MARLHFConfig', 'MARLHFTrainer', 'MADPOIterConfig', 'MADPOIterTrainer',
                           'MARLHFIterConfig', 'MARLHFIterTrainer', 'JointRewardModel', 'PreferencePair', 'AgentPreferenceTensors',
                           'PreferenceReplayShard', 'load_preference_assets', 'save_preference_assets', 'preference_extra_state',
                           'restore_preference_extra_state', 'prune_preference_asset_pool', 'validate_preference_assets',
                           'validate_preference_extra_state', 'validate_preference_progress', 'train_iterations_checkpointed',
-                          'resolve_output_path')},
-}
+                          'resolve_output_path')}

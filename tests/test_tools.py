@@ -304,3 +304,19 @@ def test_notebook_order_check_wants_a_known_exception_removed_once_it_is_gone(tm
     d = _nbs_with(tmp_path, '40_cli.ipynb', replace=('from comlrl.viz import TrainingCurvesCallback', 'TrainingCurvesCallback = None'))
     r = _check('check_notebook_order.py', d)
     assert r.returncode == 1 and "40_cli no longer imports comlrl.viz from a later notebook: remove ('40_cli', 'comlrl.viz')" in r.stdout, r.stdout
+
+
+def test_cell_size_check_passes_on_the_notebooks():
+    r = _check('check_cell_size.py')
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('lines,fails', [(60, False), (61, True)])
+def test_cell_size_check_fails_on_an_exported_cell_over_60_lines(tmp_path, lines, fails):
+    body = '\n'.join(f'X{i} = {i}' for i in range(lines - 1))
+    p = _plant(tmp_path, f'#| export\n{body}')
+    try:
+        r = _check('check_cell_size.py', p)
+        assert r.returncode == int(fails), r.stdout + r.stderr
+        if fails: assert f'cell 5 (planted0): {lines} lines' in r.stdout and 'over 60 lines' in r.stderr, r.stdout + r.stderr
+    finally: p.unlink()

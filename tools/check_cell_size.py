@@ -1,4 +1,4 @@
-"""Fail when an exported notebook cell is longer than 120 lines: grow a class cell by cell (fastcore's `@patch`), keep
+"""Fail when an exported notebook cell is longer than 60 lines: grow a class cell by cell (fastcore's `@patch`), keep
 each exported cell short enough to read next to its tests.
 
     python tools/check_cell_size.py [notebooks]   # default: nbs/*.ipynb
@@ -9,7 +9,9 @@ from pathlib import Path
 from execnb.nbio import read_nb
 from nbdev.process import extract_directives
 
-MAX_LINES = 120
+from _check import run
+
+MAX_LINES = 60
 EXPORTS = {'export', 'exports', 'exporti'}
 
 
@@ -23,7 +25,4 @@ def offenders(path: Path) -> list:
 
 
 if __name__ == '__main__':
-    paths = [Path(p) for p in sys.argv[1:]] or sorted(Path('nbs').glob('*.ipynb'))
-    bad = [o for p in paths for o in offenders(p)]
-    for o in bad: print(o)
-    if bad: sys.exit(f'{len(bad)} exported cell(s) over {MAX_LINES} lines: split them (fastcore.basics.patch grows a class cell by cell)')
+    run(offenders, 'nbs/*.ipynb', lambda n: f'{n} exported cell(s) over {MAX_LINES} lines: split them (fastcore.basics.patch grows a class cell by cell)')

@@ -9,6 +9,8 @@ flagged too: notebooks indent with spaces, and a tab in LaTeX is always such an 
 import json, re, sys
 from pathlib import Path
 
+from _check import run
+
 CONTROL = re.compile(r'[\x00-\x09\x0b-\x1f\x7f]')
 NAMES = {'\b': 'a backspace (\\b)', '\a': 'a bell (\\a)', '\t': 'a tab (\\t)', '\f': 'a form feed (\\f)',
          '\v': 'a vertical tab (\\v)', '\r': 'a carriage return (\\r)', '\x1b': 'an escape (\\x1b)'}
@@ -29,8 +31,5 @@ def offenders(path: Path) -> list:
 
 
 if __name__ == '__main__':
-    paths = [Path(p) for p in sys.argv[1:]] or sorted(Path('nbs').glob('*.ipynb'))
-    bad = [o for p in paths for o in offenders(p)]
-    for o in bad: print(o)
-    if bad: sys.exit(f'{len(bad)} control character(s) in notebook sources')
-    print(f'{len(paths)} notebooks: no control characters')
+    run(offenders, 'nbs/*.ipynb', lambda n: f'{n} control character(s) in notebook sources',
+        ok=lambda paths: f'{len(paths)} notebooks: no control characters')

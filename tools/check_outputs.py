@@ -16,6 +16,8 @@ from pathlib import Path
 
 from execnb.nbio import read_nb
 
+from _check import run
+
 MAX_LINES = 40
 CHECKS = [  # (what is wrong, pattern over an output's text)
     ('a traceback', re.compile(r'Traceback \(most recent call last\)')),
@@ -69,8 +71,5 @@ def offenders(path: Path, docs: bool = False) -> list:
 if __name__ == '__main__':
     args = sys.argv[1:]
     docs = '--docs' in args
-    paths = [Path(p) for p in args if p != '--docs'] or sorted(Path('nbs').glob('*.ipynb'))
-    bad = [o for p in paths for o in offenders(p, docs)]
-    for o in bad: print(o)
-    if bad: sys.exit(f'{len(bad)} saved output(s) the docs would show badly: re-run the cell so it prints less '
-                     '(tools/fill_outputs.py), or clear its output')
+    run(lambda p: offenders(p, docs), 'nbs/*.ipynb', lambda n: f'{n} saved output(s) the docs would show badly: re-run the '
+        'cell so it prints less (tools/fill_outputs.py), or clear its output', args=[a for a in args if a != '--docs'])

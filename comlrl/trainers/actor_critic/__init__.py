@@ -58,13 +58,11 @@ def _ac_kwargs(cfg, centralized: bool) -> dict:
 
 # %% ../../../nbs/53_ref_actor_critic.ipynb #15b39302
 @dataclass
-class IACConfig(ReferenceConfig):
-    "The reference's IAC config (CoMLRL 1.4.3): its fields, defaults and checks; `comlrl` sets comlrl config fields it has no field for."
+class _ActorCriticFields(ReferenceConfig):
+    "The fields IAC and MAAC share in CoMLRL 1.4.3, at the reference's defaults; `comlrl` sets comlrl config fields it has no field for."
     agent_learning_rate: float = 5e-6
-    critic_learning_rate: Optional[float] = 5e-6
     rollout_buffer_size: int = 8  # samples per agent before an update
     train_batch_size: Optional[int] = None  # None: rollout_buffer_size
-    value_clip_range: Optional[float] = 0.2  # with a value head on the actor only
     value_loss_coef: float = 0.6
     advantage_normalization: bool = True
     max_new_tokens: int = 256
@@ -72,10 +70,7 @@ class IACConfig(ReferenceConfig):
     top_p: float = 0.6
     top_k: Optional[int] = None
     num_train_epochs: int = 40
-    use_separate_critic: bool = True
     critic_type: str = 'v'
-    critic_value_head_hidden_dim: Optional[int] = None
-    value_head_hidden_dim: Optional[int] = None
     num_agents: int = 2
     num_turns: int = 2
     parallel_training: str = 'none'
@@ -93,10 +88,20 @@ class IACConfig(ReferenceConfig):
     reference_kl_coef: float = 0.1
     reference_devices: Optional[Union[str, Sequence[str]]] = None
     comlrl: Optional[dict] = None  # comlrl config fields, e.g. {'output_dir': 'runs/x'}
-    comlrl_class = _ippo.IACConfig
     comlrl_names = {'learning_rate': 'agent_learning_rate', 'vf_coef': 'value_loss_coef', 'cliprange_value': 'value_clip_range',
                     'whiten_advantages': 'advantage_normalization', 'max_completion_length': 'max_new_tokens', 'gamma': 'discount',
                     'per_device_train_batch_size': 'train_batch_size', 'eval_steps': 'eval_interval', 'beta': 'reference_kl_coef'}
+
+# %% ../../../nbs/53_ref_actor_critic.ipynb #6493565a
+@dataclass
+class IACConfig(_ActorCriticFields):
+    "The reference's IAC config (CoMLRL 1.4.3): its fields, defaults and checks; `comlrl` sets comlrl config fields it has no field for."
+    critic_learning_rate: Optional[float] = 5e-6
+    value_clip_range: Optional[float] = 0.2  # with a value head on the actor only
+    use_separate_critic: bool = True
+    critic_value_head_hidden_dim: Optional[int] = None
+    value_head_hidden_dim: Optional[int] = None
+    comlrl_class = _ippo.IACConfig
 
 # %% ../../../nbs/53_ref_actor_critic.ipynb #4bb85000
 @patch
@@ -109,39 +114,10 @@ def comlrl_kwargs(self: IACConfig) -> dict: return _ac_kwargs(self, centralized=
 
 # %% ../../../nbs/53_ref_actor_critic.ipynb #1f6339e8
 @dataclass
-class MAACConfig(ReferenceConfig):
+class MAACConfig(_ActorCriticFields):
     "The reference's MAAC config (CoMLRL 1.4.3): one shared critic for the team; its fields, defaults and checks."
-    agent_learning_rate: float = 5e-6
     critic_learning_rate: float = 5e-6
-    rollout_buffer_size: int = 8
-    train_batch_size: Optional[int] = None
-    value_loss_coef: float = 0.6
-    advantage_normalization: bool = True
-    max_new_tokens: int = 256
-    temperature: float = 0.6
-    top_p: float = 0.6
-    top_k: Optional[int] = None
-    num_train_epochs: int = 40
-    num_agents: int = 2
-    num_generations: int = 1
-    num_turns: int = 2
-    parallel_training: str = 'none'
-    agent_devices: Optional[Union[str, Sequence[str]]] = None
-    critic_devices: Optional[Union[str, Sequence[str]]] = None
-    external_prompt_passthrough: bool = False
-    discount: float = 1.0
-    critic_type: str = 'v'
-    early_termination_threshold: Optional[float] = -0.2
-    eval_interval: int = 16
-    eval_num_samples: int = 4
-    eval_batch_size: int = 1
-    logging_steps: int = 1
-    reference_kl_enabled: bool = False
-    reference_kl_coef: float = 0.1
-    reference_devices: Optional[Union[str, Sequence[str]]] = None
-    comlrl: Optional[dict] = None
     comlrl_class = _ippo.MAACConfig
-    comlrl_names = IACConfig.comlrl_names
 
 # %% ../../../nbs/53_ref_actor_critic.ipynb #2bb3a670
 @patch
