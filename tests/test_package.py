@@ -35,3 +35,10 @@ def test_readme_in_step_with_index_notebook():
     r = subprocess.run([sys.executable, 'tools/make_readme.py', '--check'], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
+
+
+def test_ppo_value_loss_importable_from_ippo():
+    "ppo_value_loss is derived in 14_critics (comlrl.critics) and stays importable from comlrl.trainers.ippo, in its __all__."
+    from comlrl.critics import ppo_value_loss
+    import comlrl.trainers.ippo as ippo
+    assert ippo.ppo_value_loss is ppo_value_loss and 'ppo_value_loss' in ippo.__all__

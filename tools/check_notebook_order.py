@@ -18,7 +18,6 @@ EXPORTS = {'export', 'exports', 'exporti'}
 
 KNOWN = {  # (importing notebook, imported module): why the import is there
     ('04_trainer', 'comlrl.distributed'): "the loop syncs gradients, gathers metrics and shards items with 07's helpers",
-    ('14_ippo', 'comlrl.critics'): "IPPO trains on the critics' loop of 15_critics (ActorCriticTrainer)",
 }
 
 

@@ -5,7 +5,7 @@ stderr are dropped; comlrl's own log lines (`[comlrl] ...`, what the library dec
 `nbdev_clean` afterwards.
 
     OMP_NUM_THREADS=1 python tools/fill_outputs.py nbs/02_generation.ipynb [more notebooks]
-    OMP_NUM_THREADS=1 python tools/fill_outputs.py --slow nbs/14_ippo.ipynb   # also run `#| slow` cells (minutes)
+    OMP_NUM_THREADS=1 python tools/fill_outputs.py --slow nbs/15_ippo.ipynb   # also run `#| slow` cells (minutes)
 """
 import os, sys
 from pathlib import Path
