@@ -19,7 +19,6 @@ EXPORTS = {'export', 'exports', 'exporti'}
 KNOWN = {  # (importing notebook, imported module): why the import is there
     ('02_generation', 'comlrl.fastpaths'): "generate and completion_outputs take 02b's fast paths, which 02b tests against "
                                            "02's plain route",
-    ('04_trainer', 'comlrl.distributed'): "the loop syncs gradients, gathers metrics and shards items with 07's helpers",
     ('08_presets', 'comlrl.trainers.magrpo'): "measure_training_memory trains MAGRPO (lazily) to check the memory estimate",
     ('14_ippo', 'comlrl.critics'): "IPPO trains on the critics' loop of 15_critics (ActorCriticTrainer)",
     ('21_sandbox', 'comlrl.sandbox_harness'): "the sandbox sends the harness of 21a to the child and shares its protocol "
