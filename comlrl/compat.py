@@ -520,7 +520,7 @@ REFERENCE_NAMES = {  # every public name of CoMLRL 1.4.3 -> comlrl's own equival
     'CausalLMWithValueHead': 'comlrl.critics.Critic (a ValueHead on an actor or critic trunk)', 'ValueHead': 'comlrl.critics.ValueHead',
     'ActorCriticOutput': 'comlrl.critics.logps_and_values (log-probs and values of one forward)',
     'DeviceScheduler': "the trainers' device= (one device, or one per agent)", 'DeviceSpec': "the trainers' device=",
-    'normalize_parallel_training': "the trainers' device= ('mp' = one device per agent); data parallelism: accelerate launch (07_distributed)",
+    'normalize_parallel_training': "the trainers' device= ('mp' = one device per agent); data parallelism: accelerate launch (07_data_parallel)",
     'RewardProcessors': 'a reward function that scales or shifts its own numbers', 'RewardCallable': 'a reward function (comlrl.core.RewardFunction)',
     'call_reward_function': 'comlrl.core.call_reward_func / RewardFunction (batched, or one joint action per call)',
     'normalize_reward_lengths': 'comlrl.core.RewardFunction (checks the number of rewards)',
