@@ -540,7 +540,7 @@ ValueHead                           comlrl.critics.ValueHead
 ActorCriticOutput                   comlrl.critics.logps_and_values (log-probs and values of one forward)
 DeviceScheduler                     the trainers' device= (one device, or one per agent)
 DeviceSpec                          the trainers' device=
-normalize_parallel_training         the trainers' device= ('mp' = one device per agent); data parallelism: accelerate launch (07_distributed)
+normalize_parallel_training         the trainers' device= ('mp' = one device per agent); data parallelism: accelerate launch (07_data_parallel)
 RewardProcessors                    a reward function that scales or shifts its own numbers
 RewardCallable                      a reward function (comlrl.core.RewardFunction)
 call_reward_function                comlrl.core.call_reward_func / RewardFunction (batched, or one joint action per call)

@@ -172,7 +172,7 @@ class MAConfig(_CheckedConfig):
     save_eval_completions: bool = True  # with an evaluation's metrics, `log` writes what the team answered to output_dir/eval_completions.jsonl
     save_steps: Optional[int] = None  # checkpoint every this many steps (None: never)
     save_total_limit: Optional[int] = None  # keep at most this many checkpoints (oldest removed)
-    ddp_timeout: int = 1800  # seconds a process waits for the others in a collective before it stops (see 07_distributed)
+    ddp_timeout: int = 1800  # seconds a process waits for the others in a collective before it stops (see 03b_distributed)
     # optimisation, one AdamW per agent
     learning_rate: float = 1e-5
     weight_decay: float = 0.0
@@ -498,7 +498,7 @@ class MATrainer:
         if self.args.num_turns > 1 and transition is None:
             raise ValueError(f"{type(self.args).__name__}.num_turns={self.args.num_turns} needs transition=: "
                              "a function (item, history) -> one next prompt per agent")
-        self.accelerator = acc = make_accelerator(self.args.ddp_timeout)  # one process, or the launcher's (07_distributed)
+        self.accelerator = acc = make_accelerator(self.args.ddp_timeout)  # one process, or the launcher's (03b_distributed)
         device = _process_device(acc, device)
         _set_seed(self.args.seed)  # before the agents exist: LoRA adapters are initialised from the RNG
         self.agents = _team(acc, model, num_agents=num_agents, agents=agents, tokenizer=tokenizer, use_lora=use_lora,
@@ -862,7 +862,7 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
              step_each: bool = False, # step each optimizer as soon as its gradients are complete (see `optimizer_step`)
             ):
     """Accumulate every agent's gradient over the minibatch, normalised as one batch of samples (`loss_type`): the
-    samples and tokens of all processes, each process's loss scaled by W / D (see `07_distributed`). With `step_each`,
+    samples and tokens of all processes, each process's loss scaled by W / D (see `03b_distributed`). With `step_each`,
     an agent's optimizer steps (and frees its gradients) before the next agent's backward."""
     a, K, W, n = self.args, rollouts[0].num_generations, self.accelerator.num_processes, len(self.agents)
     nodes = {}

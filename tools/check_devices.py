@@ -1,10 +1,11 @@
 """Fail when library code puts a tensor or module on a hard-coded device.
 
-comlrl's code runs unchanged on a CPU, one GPU, or one GPU per process (07_distributed): every device comes from the
-model (`agent.device`, `next(model.parameters()).device`), the accelerator (`accelerator.device`) or `default_device()`.
-Bookkeeping tensors (rewards, returns, advantages, counts) are created on the CPU by default and moved with `.to(dev)`
-where they meet model outputs; results come back with `.cpu()`. What this check refuses is a literal device:
-`device='cuda'`, `torch.device('cpu')`, `.cuda()`, `.to('cpu')`. The one place that names devices is `default_device()`.
+comlrl's code runs unchanged on a CPU, one GPU, or one GPU per process (03b_distributed, 07_data_parallel): every device
+comes from the model (`agent.device`, `next(model.parameters()).device`), the accelerator (`accelerator.device`) or
+`default_device()`. Bookkeeping tensors (rewards, returns, advantages, counts) are created on the CPU by default and
+moved with `.to(dev)` where they meet model outputs; results come back with `.cpu()`. What this check refuses is a
+literal device: `device='cuda'`, `torch.device('cpu')`, `.cuda()`, `.to('cpu')`. The one place that names devices is
+`default_device()`.
 
     python tools/check_devices.py [files]   # default: comlrl/**/*.py
 """

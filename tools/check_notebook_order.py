@@ -17,7 +17,6 @@ PACKAGE = 'comlrl'
 EXPORTS = {'export', 'exports', 'exporti'}
 
 KNOWN = {  # (importing notebook, imported module): why the import is there
-    ('04_trainer', 'comlrl.distributed'): "the loop syncs gradients, gathers metrics and shards items with 07's helpers",
 }
 
 
