@@ -300,12 +300,6 @@ def test_notebook_order_check_allows_imports_of_earlier_notebooks_and_in_test_ce
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_notebook_order_check_wants_a_known_exception_removed_once_it_is_gone(tmp_path):
-    d = _nbs_with(tmp_path, '40_cli.ipynb', replace=('from comlrl.viz import TrainingCurvesCallback', 'TrainingCurvesCallback = None'))
-    r = _check('check_notebook_order.py', d)
-    assert r.returncode == 1 and "40_cli no longer imports comlrl.viz from a later notebook: remove ('40_cli', 'comlrl.viz')" in r.stdout, r.stdout
-
-
 def test_cell_size_check_passes_on_the_notebooks():
     r = _check('check_cell_size.py')
     assert r.returncode == 0, r.stdout + r.stderr

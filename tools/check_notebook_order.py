@@ -4,9 +4,7 @@ defines. Every import statement of an exported cell counts: at the top of the ce
 is a dependency too).
 
     python tools/check_notebook_order.py [nbs_dir]   # default: nbs
-
-Today's violations are listed in KNOWN, each with the reason it is there, until the notebooks are reordered: the check
-passes on them and fails on any other, and on an entry of KNOWN that no longer occurs (remove it then)."""
+"""
 import ast, re, sys
 from pathlib import Path
 
@@ -15,10 +13,6 @@ from nbdev.process import extract_directives
 
 PACKAGE = 'comlrl'
 EXPORTS = {'export', 'exports', 'exporti'}
-
-KNOWN = {  # (importing notebook, imported module): why the import is there
-}
-
 
 def _tree(source: str) -> ast.Module:
     "A cell's syntax tree; lines of notebook magics or shell commands (`%pip`, `!ls`) are left out if it has any."
@@ -72,16 +66,9 @@ def violations(nbs: Path) -> list:
 
 
 def check(nbs: Path) -> list:
-    "The complaints: each import of a later notebook's module not in KNOWN, and each entry of KNOWN that no longer occurs."
-    found = violations(nbs)
-    bad = [f"{nb} cell {i} ({cid}) line {line}: imports {m}, which the later notebook {later} exports; move the code or "
-           f"the import to the notebook that may use it"
-           for nb, i, cid, line, m, later in found if (nb, m) not in KNOWN]
-    seen, present = {(v[0], v[4]) for v in found}, {p.stem for p in notebooks(nbs)}
-    bad += [f"{nb} no longer imports {m} from a later notebook: remove ({nb!r}, {m!r}) from KNOWN in {Path(__file__).name}"
-            for nb, m in KNOWN if nb in present and (nb, m) not in seen]
-    return bad
-
+    "The complaints: one for each import of a module that a later notebook exports."
+    return [f"{nb} cell {i} ({cid}) line {line}: imports {m}, which the later notebook {later} exports; move the code or "
+            f"the import to the notebook that may use it" for nb, i, cid, line, m, later in violations(nbs)]
 
 if __name__ == '__main__':
     bad = check(Path(sys.argv[1] if len(sys.argv) > 1 else 'nbs'))
