@@ -20,11 +20,11 @@ from keep_results import command_line
 
 class EarlierHelperPrompt(CoopHumanEvalEnv):
     "CoopHumanEval with the helper prompt the code main job used until 2026-11-26."
-    def aux_prompt(self, item):
-        e = item['entry_point']
-        return (f"You are the helper in a team of two programmers. Your teammate will write the Python function `{e}` "
-                f"below and can call a helper function `aux` that you write. Write `aux` so that it computes a useful "
-                f"part of the solution and returns it.\n\n" + self._problem(item, 'aux', f". Do not write `{e}`, tests or example calls."))
+    prompt_templates = {**CoopHumanEvalEnv.prompt_templates, 'aux': (
+        "You are the helper in a team of two programmers. Your teammate will write the Python function `{entry_point}` "
+        "below and can call a helper function `aux` that you write. Write `aux` so that it computes a useful "
+        "part of the solution and returns it.\n\nProblem:\n{prompt}\n\nAnswer with one ```python block that defines "
+        "`aux` (with any imports it needs). Do not write `{entry_point}`, tests or example calls.")}
 
 
 def main():

@@ -360,38 +360,41 @@ def load_dataset(self: CodeGenEnv, split: Optional[str] = None, # e.g. 'test' or
 def _load_offline(self: CodeGenEnv, path: Path, split: str): return load_task_dataset(data_files=path, split=split)
 
 # %% ../../nbs/22_codegen.ipynb #9c0d1e22
+CodeGenEnv.prompt_templates = {  # role -> its prompt, filled by `role_prompt` (fields: entry_point, prompt, problem)
+    'problem': ("Problem:\n{prompt}\n\nAnswer with one ```python block that defines `{entry_point}` (with any imports it "
+                "needs), no tests or example calls."),
+    'aux': ("Write a short Python helper function named `aux` for the task below: it computes one useful part of the task "
+            "and returns it. Your teammate writes `{entry_point}` and calls `aux`.\n\nTask:\n{prompt}\n\n"
+            "Answer with one ```python block that starts with `def aux(` and contains only that function."),
+    'main': ("You are the main programmer in a team of two. Implement the Python function `{entry_point}` below, keeping "
+             "its name and parameters. Your teammate writes a helper function `aux(...)`, which is already defined when "
+             "your code runs: call it and use its result where it helps. Do not define `aux` yourself.\n\n{problem}"),
+    'single': "Implement the Python function `{entry_point}` below, keeping its name and parameters.\n\n{problem}",
+}
+
 @patch
-def _problem(self: CodeGenEnv, item: dict, name: str, rest: str) -> str:
-    "The problem and the answer's format: one block defining `name`, then `rest`."
-    return (f"Problem:\n{fence(item['prompt'])}\n\n"
-            f"Answer with one ```python block that defines `{name}` (with any imports it needs){rest}")
+def role_prompt(self: CodeGenEnv, role: str, # a key of `prompt_templates`: 'aux', 'main' or 'single'
+                item: dict, # the task item (`prompt`, `entry_point`)
+               ) -> str:
+    "`prompt_templates[role]` filled with the item's `entry_point`, its fenced `prompt` and the filled `'problem'` template."
+    fields = dict(entry_point=item['entry_point'], prompt=fence(item['prompt']))
+    return self.prompt_templates[role].format(problem=self.prompt_templates['problem'].format(**fields), **fields)
 
 # %% ../../nbs/22_codegen.ipynb #385c0af9
 @patch
 def aux_prompt(self: CodeGenEnv, item: dict) -> str:
-    "Agent 1's prompt: write the helper `aux`."
-    e = item['entry_point']
-    return (f"Write a short Python helper function named `aux` for the task below: it computes one useful part of the "
-            f"task and returns it. Your teammate writes `{e}` and calls `aux`.\n\nTask:\n{fence(item['prompt'])}\n\n"
-            f"Answer with one ```python block that starts with `def aux(` and contains only that function.")
+    "Agent 1's prompt: write the helper `aux` (`prompt_templates['aux']`)."
+    return self.role_prompt('aux', item)
 
-# %% ../../nbs/22_codegen.ipynb #e116a655
 @patch
 def main_prompt(self: CodeGenEnv, item: dict) -> str:
-    "Agent 2's prompt: write the entry point, which may call `aux`."
-    e = item['entry_point']
-    return (f"You are the main programmer in a team of two. Implement the Python function `{e}` below, keeping its "
-            f"name and parameters. Your teammate writes a helper function `aux(...)`, which is already defined when "
-            f"your code runs: call it and use its result where it helps. Do not define `aux` yourself.\n\n"
-            + self._problem(item, e, ", no tests or example calls."))
+    "Agent 2's prompt: write the entry point, which may call `aux` (`prompt_templates['main']`)."
+    return self.role_prompt('main', item)
 
-# %% ../../nbs/22_codegen.ipynb #84dbd671
 @patch
 def single_prompt(self: CodeGenEnv, item: dict) -> str:
-    "The prompt of one agent solving the problem alone."
-    e = item['entry_point']
-    return (f"Implement the Python function `{e}` below, keeping its name and parameters.\n\n"
-            + self._problem(item, e, ", no tests or example calls."))
+    "The prompt of one agent solving the problem alone (`prompt_templates['single']`)."
+    return self.role_prompt('single', item)
 
 # %% ../../nbs/22_codegen.ipynb #70bae70a
 @patch(as_prop=True)
