@@ -1,7 +1,11 @@
 """The benchmark job of `vs_comlrl.py`, run with comlrl: two agents on SmolLM2-135M-Instruct, MAGRPO, TL;DR prompts.
 
-Prints one JSON line: training wall time (model loading excluded), seconds per prompt, peak resident memory, and the
-job's FLOPs counted by `flops.py` from the tokens the run actually produced (prompt and completion lengths). Under a
+Prints one JSON line: training wall time (model loading excluded), seconds per prompt, peak resident memory, the
+seconds spent generating (`comlrl.rollout.generate`) and in the update (`MATrainer.backward` and `optimizer_step`), and
+the job's FLOPs counted by `flops.py` from the tokens the run actually produced (prompt and completion lengths, also
+per generate call). `--num-agents` and `--num-turns` grow the job for `scaling.py`: agent i's reward asks for about
+20·(i + 1) words (the two-agent job's 20 and 40), and a second turn shows each agent its post, its own first answer
+and the team's reward and its word count as feedback (`feedback_transition`). Under a
 launcher (`accelerate launch --multi_gpu --num_processes 2 benchmarks/comlrl_job.py ...`, see `dp_scaling.py`) the
 processes share each step's --batch-size prompts and every process prints its own line.
 
@@ -21,14 +25,22 @@ def tldr_prompts(path: str, n: int) -> list[dict]:
     return [{'prompt': f"SUBREDDIT: r/{r['subreddit']}\n\nTITLE: {r['title']}\n\nPOST: {r['instruction']}\n\nTL;DR:"} for r in rows]
 
 
-def length_reward(a: list, b: list) -> list:
-    "Cheap reward so that the reward is not what is measured: agent 0 about 20 words, agent 1 about 40."
-    return [-abs(len(x.split()) - 20) / 20 - abs(len(y.split()) - 40) / 40 for x, y in zip(a, b)]
+def length_reward(*completions: list) -> list:
+    "Cheap reward so that the reward is not what is measured: agent i about 20·(i + 1) words (0: 20, 1: 40, ...)."
+    return [sum(-abs(len(c.split()) - 20 * (i + 1)) / (20 * (i + 1)) for i, c in enumerate(joint)) for joint in zip(*completions)]
+
+
+def feedback_transition(item: dict, history: list) -> list:
+    "The second turn's prompts: the post, the agent's own answer, then the team's reward and the answer's length as feedback."
+    last = history[-1]
+    return [f"{item['prompt']} {c.strip()}\n\nFEEDBACK: the team's reward was {last.reward:.2f}; this summary has "
+            f"{len(c.split())} words, aim for about {20 * (i + 1)}.\n\nREVISED TL;DR:" for i, c in enumerate(last.completions)]
 
 
 def record_generations(agents: list, calls: list):
-    """Wrap `comlrl.rollout.generate` (what the trainer calls) to append each call's token counts to `calls`:
-    {'agent': i, 'prompt': [P_b tokens], 'completion': [[n_bk tokens up to and including the first EOS] * K] per prompt}."""
+    """Wrap `comlrl.rollout.generate` (what the trainer calls) to append each call's token counts and seconds to `calls`:
+    {'agent': i, 'prompt': [P_b tokens], 'completion': [[n_bk tokens up to and including the first EOS] * K] per prompt,
+    'seconds': wall time of the call}."""
     import comlrl.rollout as R
     generate = R.generate
 
@@ -37,12 +49,30 @@ def record_generations(agents: list, calls: list):
 
     @functools.wraps(generate)
     def wrapper(model, *args, **kwargs):
+        t = time.perf_counter()
         g = generate(model, *args, **kwargs)
+        secs = time.perf_counter() - t
         K = g.num_generations  # rows are prompt-major: row b*K + k
         calls.append({'agent': agent_of(model), 'prompt': g.prompt_mask.sum(-1)[::K].tolist(),
-                      'completion': g.completion_mask.sum(-1).view(-1, K).tolist()})
+                      'completion': g.completion_mask.sum(-1).view(-1, K).tolist(), 'seconds': secs})
         return g
     R.generate = wrapper
+
+
+def time_update(seconds: dict):
+    "Add the wall time of `MATrainer.backward` and `MATrainer.optimizer_step` (outermost calls only) to seconds['update']."
+    import comlrl.trainer as T
+    depth = [0]
+    for name in ('backward', 'optimizer_step'):
+        f = getattr(T.MATrainer, name)
+        def wrapper(self, *args, _f=f, **kwargs):
+            depth[0] += 1
+            t = time.perf_counter()
+            try: return _f(self, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+                if not depth[0]: seconds['update'] = seconds.get('update', 0.0) + time.perf_counter() - t
+        setattr(T.MATrainer, name, functools.wraps(f)(wrapper))
 
 
 def lora_rank(agents: list, layers: int) -> int:
@@ -63,6 +93,8 @@ def main():
     ap.add_argument('--max-new-tokens', type=int, default=64)
     ap.add_argument('--batch-size', type=int, default=8, help='prompts per rollout (the reference always uses 1)')
     ap.add_argument('--lora', action='store_true', help='LoRA agents on one shared base (default: full fine-tuning)')
+    ap.add_argument('--num-agents', type=int, default=2, help='team size n')
+    ap.add_argument('--num-turns', type=int, default=1, help='turns per episode (2: the second with feedback, see feedback_transition)')
     ap.add_argument('--compile-decoding', action='store_true',
                     help='decode under torch.compile (static cache); compile time is reported apart and left out of seconds per prompt')
     args = ap.parse_args()
@@ -73,18 +105,20 @@ def main():
     t0 = time.perf_counter()
     world = int(os.environ.get('WORLD_SIZE', '1'))
     if args.batch_size % world: raise SystemExit(f"--batch-size {args.batch_size} does not split over {world} processes")
-    agents = load_agents(args.model_dir, num_agents=2, use_lora=args.lora, dtype='float32', device='cpu')
+    agents = load_agents(args.model_dir, num_agents=args.num_agents, use_lora=args.lora, dtype='float32', device='cpu')
     load_s = time.perf_counter() - t0
     items = tldr_prompts(args.data, args.prompts)
     with tempfile.TemporaryDirectory() as out:
         cfg = MAGRPOConfig(output_dir=out, num_generations=args.num_generations, max_completion_length=args.max_new_tokens,
                            per_device_train_batch_size=args.batch_size // world, num_train_epochs=1, learning_rate=1e-5,
                            scale_rewards='none', loss_type='seq_sum', max_grad_norm=None, lr_scheduler_type='constant', weight_decay=0.01,
-                           use_chat_template=False, seed=0, compile_decoding=True if args.compile_decoding else None,
+                           use_chat_template=False, seed=0, compile_decoding=True if args.compile_decoding else None, num_turns=args.num_turns,
                            micro_batch_size=args.num_generations)  # one prompt's K samples per forward/backward: bounded memory
-        trainer = MAGRPOTrainer(agents=agents, reward_func=length_reward, train_dataset=items, args=cfg)
-        calls = []
+        trainer = MAGRPOTrainer(agents=agents, reward_func=length_reward, train_dataset=items, args=cfg,
+                                transition=feedback_transition if args.num_turns > 1 else None)
+        calls, phases = [], {}
         record_generations(agents, calls)  # only the training run is recorded
+        time_update(phases)
         t0 = time.perf_counter()
         hist = trainer.train()
         secs = time.perf_counter() - t0
@@ -102,6 +136,9 @@ def main():
                       'tokens_generated': int(round(tokens)),
                       'flops': flops['total'], 'flops_generation': flops['generation'], 'flops_update': flops['update'], 'shapes': dataclasses.asdict(shapes), 'lora_rank': rank,
                       'prompt_tokens': [p for p, _ in per_agent], 'completion_tokens': [n for _, n in per_agent],
+                      'num_agents': len(agents), 'num_generations': args.num_generations, 'max_new_tokens': args.max_new_tokens, 'num_turns': args.num_turns,
+                      'calls': [{k: c[k] for k in ('agent', 'prompt', 'completion')} for c in calls],
+                      'phase_seconds': {'generation': round(sum(c['seconds'] for c in calls), 2), 'update': round(phases.get('update', 0.0), 2)},
                       'peak_rss_mib': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
 
 

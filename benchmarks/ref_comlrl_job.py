@@ -98,6 +98,18 @@ def length_reward(a, b):
     return [-abs(len(x.split()) - 20) / 20 - abs(len(y.split()) - 40) / 40 for x, y in zip(a, b)]
 
 
+def length_reward_for(n):
+    """The same reward for n agents (agent i ~20·(i + 1) words, as `comlrl_job.length_reward`), as a function of exactly
+    n positional parameters: 1.4.3 counts them to decide how to call it."""
+    if n == 2:
+        return length_reward
+    names = ", ".join(f"c{i}" for i in range(n))
+    score = lambda cs: [sum(-abs(len(c.split()) - 20 * (i + 1)) / (20 * (i + 1)) for i, c in enumerate(j)) for j in zip(*cs)]
+    ns = {"_score": score}
+    exec(f"def length_reward({names}):\n    return _score([{names}])", ns)
+    return ns["length_reward"]
+
+
 def rss_now_mib():
     "Current resident set size (VmRSS) in MiB."
     with open("/proc/self/status") as f:
@@ -220,7 +232,7 @@ def main():
         tokenizer=tokenizer,  # one shared tokenizer (pad = eos = <|im_end|>)
         train_dataset=items,  # list of dicts; 1.4.3 wraps it in a DataLoader(batch_size=1, shuffle=False)
         eval_dataset=None,
-        reward_func=length_reward,
+        reward_func=length_reward_for(args.num_agents),
         formatters=lambda item: item["prompt"],  # one callable = same formatter for every agent
         wandb_config=None,  # None => the trainer never calls wandb.init (and WANDB_MODE=disabled anyway)
         args=cfg,
