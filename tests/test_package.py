@@ -36,7 +36,6 @@ def test_readme_in_step_with_index_notebook():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-
 def test_ppo_value_loss_importable_from_ippo():
     "ppo_value_loss is derived in 14_critics (comlrl.critics) and stays importable from comlrl.trainers.ippo, in its __all__."
     from comlrl.critics import ppo_value_loss

@@ -70,6 +70,7 @@ def check(nbs: Path) -> list:
     return [f"{nb} cell {i} ({cid}) line {line}: imports {m}, which the later notebook {later} exports; move the code or "
             f"the import to the notebook that may use it" for nb, i, cid, line, m, later in violations(nbs)]
 
+
 if __name__ == '__main__':
     bad = check(Path(sys.argv[1] if len(sys.argv) > 1 else 'nbs'))
     for b in bad: print(b)
