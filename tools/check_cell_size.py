@@ -3,7 +3,6 @@ each exported cell short enough to read next to its tests.
 
     python tools/check_cell_size.py [notebooks]   # default: nbs/*.ipynb
 """
-import sys
 from pathlib import Path
 
 from execnb.nbio import read_nb

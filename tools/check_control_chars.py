@@ -6,7 +6,7 @@ flagged too: notebooks indent with spaces, and a tab in LaTeX is always such an 
 
     python tools/check_control_chars.py [notebooks]   # default: nbs/*.ipynb
 """
-import json, re, sys
+import json, re
 from pathlib import Path
 
 from _check import run
