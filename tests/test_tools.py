@@ -314,3 +314,28 @@ def test_cell_size_check_fails_on_an_exported_cell_over_60_lines(tmp_path, lines
         assert r.returncode == int(fails), r.stdout + r.stderr
         if fails: assert f'cell 5 (planted0): {lines} lines' in r.stdout and 'over 60 lines' in r.stderr, r.stdout + r.stderr
     finally: p.unlink()
+
+
+def _notebook(tmp_path: Path, *cells: str) -> Path:
+    "A notebook of code cells (a cell starting with '#| export' is exported), written to tmp_path."
+    nb = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {},
+          'cells': [{'cell_type': 'code', 'id': f'c{i}', 'metadata': {}, 'execution_count': None, 'outputs': [],
+                     'source': c.splitlines(keepends=True)} for i, c in enumerate(cells)]}
+    p = tmp_path / 'planted.ipynb'
+    p.write_text(json.dumps(nb))
+    return p
+
+
+@pytest.mark.parametrize('cells,rc,said', [
+    (('#| export\ndef foo(): return 1', 'test_eq(foo(), 1)'), 0, '1 of 1 exported cells (100%)'),
+    (('#| export\n@patch\ndef meth(self: X): return 1', 'test_eq(X().meth(), 1)'), 0, '1 of 1 exported cells (100%)'),
+    (('#| export\ndef foo(): return 1', '#| export\ndef bar(): return 2', 'test_eq(foo() + bar(), 3)'), 1,
+     '1 of 2 exported cells (50%)'),
+    (('#| export\ndef {name}(): return 1', 'show_doc({name})'), 1, '{name} is used by no test'),  # show_doc is no test
+    (('#| export\nLIMIT = 3\ndef _private(): pass', 'test_eq(LIMIT, 3)'), 0, '1 of 1 exported cells'),
+])
+def test_tests_adjacent_check(tmp_path, cells, rc, said):
+    name = 'planted' + 'untested'  # a name no file in tests/ spells out (the check reads them all)
+    cells, said = [c.replace('{name}', name) for c in cells], said.replace('{name}', name)
+    r = _check('check_tests_adjacent.py', _notebook(tmp_path, *cells))
+    assert r.returncode == rc and said in r.stdout, r.stdout + r.stderr
