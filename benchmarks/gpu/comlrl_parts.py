@@ -4,7 +4,7 @@ Both build the team from a randomly initialised model of the preset's real archi
 go through the public API a user calls: `preset_trainer` for the presets, `load_agents` and `MAGRPOTrainer` for the
 speed job. Nothing here is GPU-only: the CPU dry run calls the same functions with tiny shapes.
 """
-import functools, json, math, tempfile, time
+import functools, json, math, tempfile, time, warnings
 
 import torch
 
@@ -61,21 +61,25 @@ def greedy_margins(model, gen, positions: list, autocast) -> list:
 
 def compare_decodings(trainer, prompts: list, compiled: bool) -> dict:
     """Greedy decoding of agent 0 on `prompts`, compiled (static cache, `torch.compile`) and eager: the rows that agree,
-    and at each disagreement the eager logits' top-2 gap. `ok` when every row agrees or disagrees only at a tie (a gap of
-    at most 8 rounding units of the autocast dtype times the top logit)."""
+    and at each disagreement the eager logits' top-2 gap. `ok` when compiling worked (comlrl falls back to eager decoding
+    with a warning when it fails: that is a failure here) and every row agrees or disagrees only at a tie (a gap of at
+    most 8 rounding units of the autocast dtype times the top logit)."""
     from comlrl.generation import generate
     ag = trainer.agents[0]
     kw = trainer._generation_kwargs(greedy=True)
     run = lambda c: generate(ag.policy(), ag.tokenizer, prompts, 1, **{**kw, 'compile_decoding': c})
-    with trainer.autocast():
+    with trainer.autocast(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
         t = time.perf_counter(); g_c = run(compiled); secs_c = time.perf_counter() - t
         t = time.perf_counter(); g_e = run(False); secs_e = time.perf_counter() - t
+    fallback = [str(w.message) for w in caught if 'compiled decoding failed' in str(w.message)]
     div = first_divergence(g_c.completion_ids, g_e.completion_ids, g_c.completion_mask, g_e.completion_mask)
     margins = greedy_margins(ag.policy(), g_e, div, trainer.autocast)
     eps = torch.finfo(trainer._amp_dtype or next(ag.model.parameters()).dtype).eps
     ties = [m is None or m['gap'] <= 8 * eps * max(1.0, abs(m['top'])) for m in margins]
-    return {'compiled': compiled, 'rows': len(div), 'identical_rows': sum(d is None for d in div), 'first_divergence': div,
-            'margins_at_divergence': margins, 'tokens_per_row': g_e.completion_ids.shape[1], 'ok': all(ties),
+    return {'compiled': compiled, 'compile_failed': fallback, 'rows': len(div), 'identical_rows': sum(d is None for d in div),
+            'first_divergence': div, 'margins_at_divergence': margins, 'tokens_per_row': g_e.completion_ids.shape[1],
+            'ok': all(ties) and not fallback,
             'seconds_compiled': round(secs_c, 2), 'seconds_eager': round(secs_e, 2)}
 
 
@@ -182,11 +186,15 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
             per_step.append({n: sum(v) - before.get(n, 0.0) for n, v in timer.seconds.items()})
             return out
         R.generate, tr.training_step = timed_generate, timed_step
-        try: tr.train()
-        finally: R.generate = generate
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try: tr.train()
+            finally: R.generate = generate
+    fallback = [str(w.message) for w in caught if 'compiled decoding failed' in str(w.message)]
     if set(lengths) != {s['C']}:
         raise AssertionError(f"the speed job needs exactly {s['C']} new tokens per sample; got lengths {sorted(set(lengths))}")
     return speed_record('comlrl', num_agents, lora, s, per_step, peak_memory_bytes(device), load_s, lengths,
                         decode_weight_bytes(agents[0].model, num_agents if lora else 1),
-                        compiled=(torch.device(device).type == 'cuda') if compiled is None else compiled,
+                        compiled=((torch.device(device).type == 'cuda') if compiled is None else compiled) and not fallback,
+                        compile_failed=fallback,
                         versions=versions('transformers', 'peft', 'accelerate'))
