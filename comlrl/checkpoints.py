@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['set_seed', 'rng_state', 'set_rng_state', 'DataCursor', 'list_checkpoints', 'find_checkpoint', 'trainer_state',
-           'check_resumable', 'restore_rng_state', 'Checkpointer']
+           'check_resumable', 'load_rng_state', 'Checkpointer']
 
 # %% ../nbs/03f_checkpoints.ipynb #7546cf80
 import json, os, random, shutil
@@ -110,7 +110,7 @@ def check_resumable(state: dict, # a checkpoint's trainer_state.json
                          "that the product is the same, and the run continues where it stopped")
 
 # %% ../nbs/03f_checkpoints.ipynb #463686b3
-def restore_rng_state(path: Path, # a checkpoint folder
+def load_rng_state(path: Path, # a checkpoint folder
                       rank: int, # this process's index
                       seed: int, # where the global generators restart when `path` holds no state for `rank`
                      ) -> bool: # whether the saved state was restored
@@ -174,7 +174,7 @@ class Checkpointer:
         tr.global_step = state['global_step']
         tr.cursor = DataCursor(len(tr.train_dataset), a.seed, **state['cursor'], shuffle=a.shuffle_dataset)
         tr.load_state_dict(state['algorithm'])
-        if not restore_rng_state(path, acc.process_index, a.seed + tr.global_step + acc.process_index):
+        if not load_rng_state(path, acc.process_index, a.seed + tr.global_step + acc.process_index):
             logger.info(f"{path} was written by {state.get('world_size', 1)} processes, this run has {acc.num_processes}: process "
                         f"{acc.process_index}'s global random state restarts from the seed (sampling is seeded per prompt and does not depend on it)")
         tr.loggers.truncate(tr.global_step)
