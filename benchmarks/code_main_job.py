@@ -85,7 +85,7 @@ def main():
     rows = []
     def score(label, trainer, strategy, seed=None, policies=None, env=None, coop=False, length=None):
         "One row: the team (or one agent) under `strategy`, greedy; with `coop`, the cooperation metrics of its evaluation."
-        kw = trainer._generation_kwargs(greedy=True)
+        kw = trainer.generation_kwargs(greedy=True)
         if length is not None: kw['max_completion_length'] = length
         pol = policies or [agent_policy(ag, **kw) for ag in trainer.agents]
         t0 = time.time()

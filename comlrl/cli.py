@@ -15,7 +15,7 @@ from typing import Optional, Sequence, Union
 from transformers import HfArgumentParser
 
 from .core import ENVIRONMENTS, Registry, logger
-from .trainer import REFERENCE_CONFIG_FIELDS
+from .config import REFERENCE_CONFIG_FIELDS
 from .models import default_lora_config, default_model_path
 from .presets import PRESETS, get_preset
 from .cooperation import CooperationMetrics

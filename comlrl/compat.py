@@ -20,7 +20,9 @@ from torch.utils.data import DataLoader
 from .core import RewardFunctionError, as_formatters, batched, logger
 from .models import load_agents
 from .rollout import from_external_transition, rollout
-from .trainer import MAConfig, MATrainer, _Cursor, _eval_records, unknown_names_error
+from .checkpoints import DataCursor
+from .config import MAConfig, unknown_names_error
+from .trainer import MATrainer, eval_records
 
 # %% ../nbs/51_compat.ipynb #dd587fa9
 class ReferenceConfig:
@@ -342,17 +344,17 @@ def evaluate(self: ReferenceTrainer, num_eval_samples: Optional[int] = None, # i
         for s in range(0, len(items), ref.eval_batch_size):
             with self.autocast():
                 ro = rollout(self.agents, items[s:s + ref.eval_batch_size], self.reward_func, self.formatters, num_generations=1,
-                             joint_mode='align', num_turns=T, transition=self.transition, **self._generation_kwargs())
+                             joint_mode='align', num_turns=T, transition=self.transition, **self.generation_kwargs())
             for L in ro.levels:
                 for g, node in enumerate(L.nodes): rewards[s + node.item_index][L.turn] = float(L.rewards.total[g])
-            rollouts.append((s, ro)); records.extend(_eval_records(ro, s))
+            rollouts.append((s, ro)); records.extend(eval_records(ro, s))
     out = {}
     for t in range(T):
         done = [r for r in rewards if r[t] is not None]
         out[f'eval/turn_{t + 1}/reward_mean'] = sum(r[t] for r in done) / max(len(done), 1)
         out[f'eval/turn_{t + 1}/expected_return'] = sum(sum(x for x in r[t:] if x is not None) for r in done) / max(len(done), 1)
     out.update({f'eval/{k}': v for k, v in self.reference_metrics(items, rollouts).items()})
-    self.last_eval_completions = self._unlogged_completions = records
+    self.last_eval_completions = self.loggers.pending_completions = records  # the `log` of these metrics writes them
     return out
 
 # %% ../nbs/51_compat.ipynb #53487b85
@@ -401,10 +403,10 @@ def train(self: ReferenceTrainer, resume_from_checkpoint=None, # a checkpoint fo
 def save_checkpoint(self: ReferenceTrainer, output_dir=None, # the checkpoint's folder; None: output_dir/checkpoint-{step}
                    ) -> str: # the folder written
     "Write a comlrl checkpoint (`04_trainer`) atomically into `output_dir`, with the metadata the reference reads (`reference_checkpoint.json`)."
-    if getattr(self, '_cursor', None) is None: self._cursor = _Cursor(len(self.train_dataset or []), self.args.seed)
+    if self.cursor is None: self.cursor = DataCursor(len(self.train_dataset or []), self.args.seed)
     path = super(ReferenceTrainer, self).save_checkpoint(None if output_dir is None else Path(output_dir))
     if self.accelerator.is_main_process:
-        run = self._loggers.get('wandb') if self._loggers else None
+        run = (self.loggers.runs or {}).get('wandb')
         (path / 'reference_checkpoint.json').write_text(json.dumps({
             'version': 1, 'trainer_class': type(self).__name__, 'sequence': self.global_step, 'run_id': None,
             'wandb': None if run is None else {k: getattr(run, k) for k in ('id', 'project', 'entity') if getattr(run, k, None)}}))
@@ -418,8 +420,8 @@ def load_checkpoint(self: ReferenceTrainer, checkpoint, # a checkpoint folder, o
     path = Path(checkpoint)
     if path.is_file(): path = path.parent
     if self.train_dataset is None: raise ValueError("load_checkpoint needs the trainer's train_dataset (the data cursor is restored with it)")
-    self._cursor = _Cursor(len(self.train_dataset), self.args.seed)
-    self._load_checkpoint(self._find_checkpoint(path))
+    self.cursor = DataCursor(len(self.train_dataset), self.args.seed)
+    self.checkpointer.load(self.checkpointer.find(path))
     progress, self.global_step = {'step': self.global_step}, 0
     return progress
 
@@ -456,7 +458,7 @@ def wandb_init_kwargs(self: ReferenceTrainer) -> dict:
         if wc.get(k): kw[k] = str(wc[k])
     if wc.get('name') or wc.get('run_name'): kw['name'] = wc.get('name') or wc.get('run_name')
     if wc.get('tags') is not None: kw['tags'] = list(wc['tags'])
-    if 'wandb' not in self._run_ids: kw.update({k: wc[k] for k in ('id', 'resume') if wc.get(k) is not None})
+    if 'wandb' not in self.loggers.run_ids: kw.update({k: wc[k] for k in ('id', 'resume') if wc.get(k) is not None})
     return kw
 
 # %% ../nbs/51_compat.ipynb #eff0b25a

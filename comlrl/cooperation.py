@@ -120,7 +120,7 @@ class CooperationMetrics:
         items = [eval_dataset[r['item']] for r in recs]
         team = [[r['completions'][i] for r in recs] for i in range(len(trainer.agents))]
         env = trainer.env if trainer.env is not None else _TrainerTask(trainer)
-        kw = {**trainer._generation_kwargs(greedy=True)}
+        kw = {**trainer.generation_kwargs(greedy=True)}
         bs = trainer.args.per_device_eval_batch_size
         n = len(trainer.agents)
         pols = [agent_policy(ag, batch_size=bs, **kw) for ag in trainer.agents]

@@ -21,7 +21,9 @@ from .generation import completion_logprobs, completion_outputs, encode_prompts,
 from .models import Agent, load_adapter_weights
 from .rollout import Rollout
 from .distributed import global_moments
-from .trainer import MAConfig, MATrainer, REFERENCE_CONFIG_FIELDS, token_loss
+from .config import REFERENCE_CONFIG_FIELDS, MAConfig
+from .losses import token_loss
+from .trainer import MATrainer
 
 # %% ../nbs/14_critics.ipynb #f155b6af
 class ValueHead(nn.Module):

@@ -230,7 +230,7 @@ def measure_training_memory(trainer_cls: type, # a trainer of the REINFORCE fami
     ag = tr.agents[0]
     cfg = (ag.model.base_model.model if ag.adapter else ag.model).config
     est = estimate_memory(cfg, num_agents=len(tr.agents), use_lora=use_lora, lora_r=16, dtype=next(ag.model.parameters()).dtype,
-                          amp_dtype=tr._amp_dtype, batch_size=args.per_device_train_batch_size, num_generations=args.num_generations,
+                          amp_dtype=tr.amp_dtype, batch_size=args.per_device_train_batch_size, num_generations=args.num_generations,
                           prompt_length=P, completion_length=args.max_completion_length, micro_batch_size=args.micro_batch_size,
                           gradient_checkpointing=args.gradient_checkpointing, beta=args.beta, device=ag.device)
     return {'measured': measured, 'estimate': est, 'prompt_length': P, 'seconds': secs}

@@ -41,3 +41,15 @@ def test_ppo_value_loss_importable_from_ippo():
     from comlrl.critics import ppo_value_loss
     import comlrl.trainers.ippo as ippo
     assert ippo.ppo_value_loss is ppo_value_loss and 'ppo_value_loss' in ippo.__all__
+
+
+def test_the_trainers_parts_stay_importable_from_comlrl_trainer():
+    "The loss, the config and the logs have notebooks of their own (03c..03e); `from comlrl.trainer import ...` still finds them."
+    import comlrl.config, comlrl.loggers, comlrl.losses
+    import comlrl.trainer as trainer
+    moved = {comlrl.losses: ('LOSS_TYPES', 'token_loss', 'loss_denominator', 'aggregate_loss', 'scale_advantages'),
+             comlrl.config: ('MAConfig', 'REFERENCE_CONFIG_FIELDS', 'unknown_names_error'),
+             comlrl.loggers: ('LogHistory', 'LOG_FILES')}
+    for module, names in moved.items():
+        for name in names:
+            assert getattr(trainer, name) is getattr(module, name) and name in trainer.__all__, name

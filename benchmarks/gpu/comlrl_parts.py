@@ -66,7 +66,7 @@ def compare_decodings(trainer, prompts: list, compiled: bool) -> dict:
     most 8 rounding units of the autocast dtype times the top logit)."""
     from comlrl.generation import generate
     ag = trainer.agents[0]
-    kw = trainer._generation_kwargs(greedy=True)
+    kw = trainer.generation_kwargs(greedy=True)
     run = lambda c: generate(ag.policy(), ag.tokenizer, prompts, 1, **{**kw, 'compile_decoding': c})
     with trainer.autocast(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
@@ -75,7 +75,7 @@ def compare_decodings(trainer, prompts: list, compiled: bool) -> dict:
     fallback = [str(w.message) for w in caught if 'compiled decoding failed' in str(w.message)]
     div = first_divergence(g_c.completion_ids, g_e.completion_ids, g_c.completion_mask, g_e.completion_mask)
     margins = greedy_margins(ag.policy(), g_e, div, trainer.autocast)
-    eps = torch.finfo(trainer._amp_dtype or next(ag.model.parameters()).dtype).eps
+    eps = torch.finfo(trainer.amp_dtype or next(ag.model.parameters()).dtype).eps
     ties = [m is None or m['gap'] <= 8 * eps * max(1.0, abs(m['top'])) for m in margins]
     return {'compiled': compiled, 'compile_failed': fallback, 'rows': len(div), 'identical_rows': sum(d is None for d in div),
             'first_divergence': div, 'margins_at_divergence': margins, 'tokens_per_row': g_e.completion_ids.shape[1],
@@ -124,7 +124,7 @@ def preset_part(preset: str, algorithm: str, device: str, dry_run: bool = False,
     skipped = skipped_steps(scales) if a.fp16 else []
     P = max(L.generations[0].prompt_ids.shape[1] for ro in tr.last_rollouts for L in ro.levels)
     est = estimate_memory(model.config, num_agents=len(tr.agents), use_lora=True, lora_r=p.lora_r, dtype=p.dtype,
-                          amp_dtype=tr._amp_dtype, batch_size=B, num_generations=a.num_generations, prompt_length=P,
+                          amp_dtype=tr.amp_dtype, batch_size=B, num_generations=a.num_generations, prompt_length=P,
                           completion_length=a.max_completion_length, micro_batch_size=a.micro_batch_size,
                           gradient_checkpointing=a.gradient_checkpointing, beta=a.beta, device=device)
     plan = preset_memory(preset, 'tldr', config=model.config, device=device)
@@ -135,7 +135,7 @@ def preset_part(preset: str, algorithm: str, device: str, dry_run: bool = False,
               'no_skipped_step_after_the_first': {'ok': all(s == 1 for s in skipped), 'skipped_steps': skipped, 'loss_scales': scales},
               'greedy_compiled_equals_eager': decoding}
     return {'preset': preset, 'algorithm': algorithm, 'model': p.models['writing'] if not dry_run else 'tiny Qwen2',
-            'dtype': p.dtype, 'amp_dtype': str(tr._amp_dtype), 'fp16': a.fp16, 'bf16': a.bf16,
+            'dtype': p.dtype, 'amp_dtype': str(tr.amp_dtype), 'fp16': a.fp16, 'bf16': a.bf16,
             'gradient_checkpointing': a.gradient_checkpointing, 'lora_r': p.lora_r, 'batch_size': B,
             'num_generations': a.num_generations, 'max_completion_length': a.max_completion_length,
             'micro_batch_size': a.micro_batch_size, 'prompt_length': P, 'planned_prompt_length': planned,

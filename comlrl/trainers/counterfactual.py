@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..trainer import MAConfig, MATrainer
+from ..config import MAConfig
+from ..trainer import MATrainer
 
 # %% ../../nbs/16_counterfactual.ipynb #17390afe
 def counterfactual_advantages(joint_returns: torch.Tensor, # [G, J] returns of the crossed joint actions of G nodes, J = K^n

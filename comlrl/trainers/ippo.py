@@ -15,7 +15,7 @@ import torch
 from ..critics import ActorCriticConfig, ActorCriticTrainer, ppo_value_loss
 from ..rollout import Rollout, credit_samples
 from ..distributed import global_moments
-from ..trainer import token_loss
+from ..losses import token_loss
 
 # %% ../../nbs/15_ippo.ipynb #e5a86fb1
 def gae(rewards: torch.Tensor, # [N, C] reward of each token (usually 0 except at the last real token)

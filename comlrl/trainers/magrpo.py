@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..trainer import MAConfig, MATrainer
+from ..config import MAConfig
+from ..trainer import MATrainer
 
 # %% ../../nbs/11_magrpo.ipynb #2402a503
 def grpo_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K samples

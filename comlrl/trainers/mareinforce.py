@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..trainer import MAConfig, MATrainer
+from ..config import MAConfig
+from ..trainer import MATrainer
 
 # %% ../../nbs/10_mareinforce.ipynb #973e7cf1
 def reinforce_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K samples

@@ -11,7 +11,8 @@ from typing import Optional
 
 import torch
 
-from ..trainer import MAConfig, MATrainer
+from ..config import MAConfig
+from ..trainer import MATrainer
 
 # %% ../../nbs/13_maremax.ipynb #83ef3040
 def remax_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K samples

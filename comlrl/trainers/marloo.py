@@ -8,7 +8,8 @@ __all__ = ['rloo_advantages', 'MARLOOConfig', 'MARLOOTrainer']
 # %% ../../nbs/12_marloo.ipynb #f72f75ad
 import torch
 
-from ..trainer import MAConfig, MATrainer
+from ..config import MAConfig
+from ..trainer import MATrainer
 
 # %% ../../nbs/12_marloo.ipynb #b70c617c
 def rloo_advantages(returns: torch.Tensor, # [G, K] returns of G groups of K >= 2 samples
