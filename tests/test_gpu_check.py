@@ -55,6 +55,26 @@ def test_dry_run_checks_what_the_issue_asks(dry_run):
         assert 0 < x['update_mfu'] and 0 < x['decode_bandwidth_share'] and x['tokens_per_second'] > 0, name
     md = (out / 'results.md').read_text()
     assert "## Every preset's path" in md and '## The speed job' in md and '## Not ok' not in md
+    assert ('## Skipped' in md) != bool(os.environ.get('COMLRL_REF_SITE'))  # the reference, when it is not installed apart
+
+
+def test_a_compile_fall_back_fails_the_greedy_check(monkeypatch, tmp_path):
+    "comlrl decodes eagerly, with a warning, when compiling fails: the check must not pass that as compiled = eager."
+    import warnings
+    import comlrl.generation as G
+    from comlrl.models import tiny_llama
+    from comlrl.trainers.magrpo import MAGRPOConfig, MAGRPOTrainer
+    plain = G.generate
+    def generate(*a, compile_decoding=None, **k):
+        if compile_decoding: warnings.warn('compiled decoding failed (InductorError: planted); decoding eagerly from now on')
+        return plain(*a, compile_decoding=False, **k)
+    monkeypatch.setattr(G, 'generate', generate)
+    model, tok = tiny_llama()
+    tr = MAGRPOTrainer(model=model, tokenizer=tok, reward_func=common.length_reward, train_dataset=[{'prompt': 'x'}],
+                       args=MAGRPOConfig(output_dir=str(tmp_path), max_completion_length=4, report_to='none'))
+    for compiled, ok in ((True, False), (False, True)):
+        r = comlrl_parts.compare_decodings(tr, ['Hello there', 'Say something'], compiled=compiled)
+        assert r['ok'] is ok and bool(r['compile_failed']) is compiled and r['identical_rows'] == 2, r
 
 
 def test_a_failing_or_slow_part_does_not_hide_the_others(tmp_path, monkeypatch):

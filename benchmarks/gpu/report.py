@@ -123,7 +123,9 @@ def markdown(results: dict) -> str:
                          f"{x['tokens_per_second']:.0f} / {_f(x['decode_tokens_per_second'], '{:.0f}')} | {_f(x['update_mfu'], '{:.1%}')} | "
                          f"{_f(x['decode_bandwidth_share'], '{:.1%}')} | {x['peak_memory_gib']:.2f} |")
         lines.append('')
-    bad = [(n, d) for n, d in parts.items() if d['status'] not in ('ok',)]
+    skipped = [(n, d) for n, d in parts.items() if d['status'] == 'skipped']
+    if skipped: lines += ['## Skipped', ''] + [f"- **{n}**: {d.get('why')}" for n, d in skipped] + ['']
+    bad = [(n, d) for n, d in parts.items() if d['status'] not in ('ok', 'skipped')]
     if bad:
         lines += ['## Not ok', '']
         for n, d in bad: lines += [f"- **{n}**: {d['status']}", '', '```', (d.get('why') or '').strip()[-2000:], '```', '']
