@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 import numpy as np
 from fastcore.basics import patch
 
-from ..core import Environment, data_dir, load_task_dataset
+from ..core import Environment, data_dir, load_task_dataset, register_env
 
 # %% ../../nbs/20_writing.ipynb #8e302fe3
 def trapezoid(x: float, # the measured value
@@ -224,6 +224,8 @@ class TLDREnv(WritingEnv):
     def _source(self, item):
         return super()._source(item).strip().removesuffix('TL;DR:').rstrip()
 
+register_env('tldr', TLDREnv)  # make_env('tldr'), comlrl train --env tldr
+
 # %% ../../nbs/20_writing.ipynb #d1d68095
 def _tldr_rows(r: dict) -> dict:
     return {'prompt': f"SUBREDDIT: r/{r['subreddit']}\n\nTITLE: {r['title']}\n\nPOST: {r['instruction']}\n\nTL;DR:",
@@ -271,6 +273,8 @@ class ArxivEnv(WritingEnv):
     solo_instruction = (
         "Write the first two paragraphs of a paper's introduction from the abstract below. First the background and the "
         "motivation (about 150 words). Then a line holding only ---. Then the method and its implications (about 180 words).")
+
+register_env('arxiv', ArxivEnv)  # make_env('arxiv'), comlrl train --env arxiv
 
 # %% ../../nbs/20_writing.ipynb #48f78ed6
 @patch

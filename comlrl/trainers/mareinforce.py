@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..core import register_algorithm
 from ..trainer import MAConfig, MATrainer
 
 # %% ../../nbs/10_mareinforce.ipynb #973e7cf1
@@ -57,3 +58,5 @@ class MAREINFORCETrainer(MATrainer):
 
     def state_dict(self): return {'running_baseline': dict(self._running)}
     def load_state_dict(self, state): self._running = dict(state.get('running_baseline', {}))
+
+register_algorithm('mareinforce', MAREINFORCETrainer)  # comlrl train --algo mareinforce

@@ -8,6 +8,7 @@ __all__ = ['rloo_advantages', 'MARLOOConfig', 'MARLOOTrainer']
 # %% ../../nbs/12_marloo.ipynb #f72f75ad
 import torch
 
+from ..core import register_algorithm
 from ..trainer import MAConfig, MATrainer
 
 # %% ../../nbs/12_marloo.ipynb #b70c617c
@@ -31,3 +32,5 @@ class MARLOOTrainer(MATrainer):
     config_class = MARLOOConfig
 
     def advantages(self, returns, baseline=None, agent=0, turn=0): return rloo_advantages(returns)
+
+register_algorithm('marloo', MARLOOTrainer)  # comlrl train --algo marloo
