@@ -327,15 +327,13 @@ TASK_KINDS = ('writing', 'code')  # the kinds of task the presets size a run for
 class Environment:
     """A task for a team of `num_agents` agents. Subclasses set `name` and `kind`, implement `load_dataset`, `formatters`
     and `reward_func`, and may override `transition` and `compute_metrics`. Raises `ValueError` at class creation for
-    an unknown `kind`."""
+    an unknown `kind`, `TypeError` for run settings declared in the class (they belong to the presets)."""
     name: str = ''  # what `make_env` and `comlrl train --env` call it (`register_env`)
     kind: Optional[str] = None  # 'writing' or 'code': which model and settings a preset picks (08_presets)
     num_agents: int = 2
     train_split: Optional[str] = None  # what `comlrl train` trains on unless told (--train_split), e.g. 'train'
     eval_split: Optional[str] = None  # ...and evaluates on (--eval_split), e.g. 'test[:16]'
     prompt_length: Optional[int] = None  # prompt tokens the memory planner plans for; None: the preset's for the kind
-    preset_config: dict = {}  # preset name -> config fields for this environment there (over the preset's for the kind)
-    preset_kwargs: dict = {}  # preset name -> this environment's options there (e.g. shorter texts on a CPU)
     transition: Optional[Transition] = None  # (item, history) -> next prompts; None: single-turn only
     stop_strings: tuple = ()  # a response also ends with the first of these in its text (e.g. a code block's closing fence)
 
@@ -343,6 +341,9 @@ class Environment:
         super().__init_subclass__(**kw)
         if cls.kind not in (None, *TASK_KINDS):
             raise ValueError(f"{cls.__name__}.kind is {cls.kind!r}: it must be one of {TASK_KINDS} (or None for no preset settings)")
+        if moved := [a for a in ('preset_config', 'preset_kwargs') if a in vars(cls)]:
+            raise TypeError(f"{cls.__name__}.{moved[0]}: run settings live in the presets, not in the environment: set "
+                            f"PRESETS[preset].env_config[{cls.name!r}] (config fields) or .env_options (options) in comlrl.presets")
 
     def __new__(cls, *args, **kwargs):
         "Keep the options the environment is built with, by name, in `kwargs`. Raises `TypeError` for extra positional ones."

@@ -207,8 +207,6 @@ class TLDREnv(WritingEnv):
     "TL;DR: agent 1 writes a concise summary of a Reddit post, agent 2 a detailed one. Hub: `trl-lib/tldr`."
     name, hub_name, reward_spec = 'tldr', 'trl-lib/tldr', TLDR_REWARD
     offline_test_size = 100  # the offline copy's first 100 posts are `test`, the other 400 `train`
-    preset_config = {'cpu': dict(max_steps=24, max_completion_length=48, learning_rate=5e-4, temperature=0.7)}  # the main job below
-    preset_kwargs = {'cpu': {'max_source_words': 128}}  # a CPU's TL;DR prompts: the post's first 128 words
     offline_copy = ("tldr/test.json (OpenAI's filtered TL;DR posts as JSON lines with subreddit, title, instruction and "
                     "gold_response; the first 100 are the test split, the others train)")
     instructions = (
