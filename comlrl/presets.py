@@ -16,6 +16,7 @@ import torch
 
 from .core import ENVIRONMENTS, TASK_KINDS
 from .models import _as_dtype, default_lora_config
+from .generation import MAX_COMPLETION_LENGTH
 
 # %% ../nbs/08_presets.ipynb #5f62a8cb
 def _env(env):
@@ -144,7 +145,7 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
                     batch_size: int = 1, # B prompts per rollout, in this process
                     num_generations: int = 4, # K samples per prompt
                     prompt_length: int = 256, # P prompt tokens (the longest prompt of a batch: prompts are padded to it)
-                    completion_length: int = 128, # C completion tokens (max_completion_length)
+                    completion_length: int = MAX_COMPLETION_LENGTH, # C completion tokens (max_completion_length)
                     micro_batch_size: Optional[int] = None, # samples per update forward (None: all B·K)
                     gradient_checkpointing: bool = False,
                     beta: float = 0.0, # > 0 with full fine-tuning: a frozen reference copy per agent
@@ -271,7 +272,7 @@ def preset_memory(preset: Union[str, Preset], # a preset or its name
     amp = 'float16' if c.get('fp16') else 'bfloat16' if c.get('bf16') else None
     return estimate_memory(config, num_agents=2, use_lora=p.use_lora is not False, lora_r=p.lora_r, dtype=p.dtype or 'float32',
                            amp_dtype=amp, batch_size=c.get('per_device_train_batch_size', 1), num_generations=c.get('num_generations', 4),
-                           prompt_length=p.prompt_length(task), completion_length=c.get('max_completion_length', 128),
+                           prompt_length=p.prompt_length(task), completion_length=c.get('max_completion_length', MAX_COMPLETION_LENGTH),
                            micro_batch_size=c.get('micro_batch_size'), gradient_checkpointing=c.get('gradient_checkpointing', False),
                            beta=c.get('beta', 0.0), device=device)
 
