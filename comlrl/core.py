@@ -4,13 +4,13 @@
 
 # %% auto #0
 __all__ = ['logger', 'Prompt', 'Formatter', 'JointAction', 'REWARD_CONTRACTS', 'Transition', 'TASK_KINDS', 'ENVIRONMENTS',
-           'default_formatter', 'as_formatters', 'Rewards', 'RewardFunctionError', 'check_reward_func',
+           'ALGORITHMS', 'default_formatter', 'as_formatters', 'Rewards', 'RewardFunctionError', 'check_reward_func',
            'call_reward_func', 'per_joint_action', 'batched', 'RewardFunction', 'Turn', 'Environment', 'Registry',
-           'register_env', 'make_env', 'DataUnavailableError', 'hub_unreachable', 'data_dir', 'load_task_dataset',
-           'hub_split']
+           'register_env', 'register_algorithm', 'make_env', 'DataUnavailableError', 'hub_unreachable', 'data_dir',
+           'load_task_dataset', 'hub_split']
 
 # %% ../nbs/00_core.ipynb #cbcc115f
-import contextlib, functools, importlib, inspect, logging, math, os, sys, time
+import contextlib, functools, importlib, inspect, logging, math, os, pkgutil, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
@@ -327,15 +327,13 @@ TASK_KINDS = ('writing', 'code')  # the kinds of task the presets size a run for
 class Environment:
     """A task for a team of `num_agents` agents. Subclasses set `name` and `kind`, implement `load_dataset`, `formatters`
     and `reward_func`, and may override `transition` and `compute_metrics`. Raises `ValueError` at class creation for
-    an unknown `kind`."""
+    an unknown `kind`, `TypeError` for run settings declared in the class (they belong to the presets)."""
     name: str = ''  # what `make_env` and `comlrl train --env` call it (`register_env`)
     kind: Optional[str] = None  # 'writing' or 'code': which model and settings a preset picks (08_presets)
     num_agents: int = 2
     train_split: Optional[str] = None  # what `comlrl train` trains on unless told (--train_split), e.g. 'train'
     eval_split: Optional[str] = None  # ...and evaluates on (--eval_split), e.g. 'test[:16]'
     prompt_length: Optional[int] = None  # prompt tokens the memory planner plans for; None: the preset's for the kind
-    preset_config: dict = {}  # preset name -> config fields for this environment there (over the preset's for the kind)
-    preset_kwargs: dict = {}  # preset name -> this environment's options there (e.g. shorter texts on a CPU)
     transition: Optional[Transition] = None  # (item, history) -> next prompts; None: single-turn only
     stop_strings: tuple = ()  # a response also ends with the first of these in its text (e.g. a code block's closing fence)
 
@@ -343,6 +341,9 @@ class Environment:
         super().__init_subclass__(**kw)
         if cls.kind not in (None, *TASK_KINDS):
             raise ValueError(f"{cls.__name__}.kind is {cls.kind!r}: it must be one of {TASK_KINDS} (or None for no preset settings)")
+        if moved := [a for a in ('preset_config', 'preset_kwargs') if a in vars(cls)]:
+            raise TypeError(f"{cls.__name__}.{moved[0]}: run settings live in the presets, not in the environment: set "
+                            f"PRESETS[preset].env_config[{cls.name!r}] (config fields) or .env_options (options) in comlrl.presets")
 
     def __new__(cls, *args, **kwargs):
         "Keep the options the environment is built with, by name, in `kwargs`. Raises `TypeError` for extra positional ones."
@@ -378,36 +379,58 @@ class Environment:
 
 
 # %% ../nbs/00_core.ipynb #55e58039
-class Registry(dict):
-    "Names -> classes, as 'module:Class' paths imported on first use (or the class itself); `register` adds one, `load` finds one."
+class Registry(Mapping):
+    """Names -> classes. Each class registers itself where it is defined (`register`), so no list of names is kept here:
+    the first time a name is missing, or the names are listed, the plain modules of `package` (not its subpackages) are
+    imported, and the registrations in them run."""
     def __init__(self, what: str, # what an entry is, for errors: 'environment', 'algorithm'
-                 entries: Mapping[str, Union[str, type]] = {}, # name -> 'module:Class' or a class
+                 package: Optional[str] = None, # where the built-in entries are defined, e.g. 'comlrl.envs'; None: nowhere
                 ):
-        super().__init__(entries)
-        self.what = what
+        self.what, self.package, self._entries, self._searched = what, package, {}, package is None
 
     def register(self, name: str, # the name `load` accepts
-                 target: Union[str, type], # a class, or its 'module:Class' path
+                 target: Union[str, type], # a class, or its 'module:Class' path (imported on first use)
                 ):
-        "Make `target` available as `name` (a class defined in a notebook or script is kept as it is)."
-        self[name] = target
+        "Make `target` available as `name` (registered again, a name keeps the latest). Raises `TypeError` for anything else."
+        if not isinstance(name, str) or not name: raise TypeError(f"a {self.what} is registered under a non-empty string, got {name!r}")
+        if not (isinstance(target, type) or isinstance(target, str) and ':' in target):
+            raise TypeError(f"register a class (or its 'module:Class' path) as {self.what} {name!r}, not a {type(target).__name__}")
+        self._entries[name] = target
+
+    def find_builtins(self):
+        "Import the plain modules of `package` (once), so that the registrations in them run. Raises what an import raises."
+        if self._searched: return
+        self._searched = True
+        try:
+            pkg = importlib.import_module(self.package)
+            for m in pkgutil.iter_modules(pkg.__path__, f'{pkg.__name__}.'):
+                if not m.ispkg and not m.name.rpartition('.')[2].startswith('_'): importlib.import_module(m.name)
+        except BaseException:
+            self._searched = False  # tried again next time, so that the error shows again
+            raise
+
+    def __getitem__(self, name: str) -> Union[str, type]:
+        if name not in self._entries: self.find_builtins()
+        return self._entries[name]
+    def __iter__(self): self.find_builtins(); return iter(sorted(self._entries))
+    def __len__(self) -> int: self.find_builtins(); return len(self._entries)
+    def __delitem__(self, name: str): del self._entries[name]
+    def __repr__(self) -> str: return f"Registry({self.what!r}: {', '.join(self)})"
 
     def load(self, name: str, # a registered name, or a 'module:Class' path
             ) -> type:
         "The class registered as `name`. Raises `ValueError` listing the names for an unknown one (`ImportError` if its module is missing)."
         target = self.get(name, name if ':' in name else None)
-        if target is None: raise ValueError(f"unknown {self.what} {name!r}: choose one of {', '.join(sorted(self))}, or give a 'module:Class' path")
+        if target is None: raise ValueError(f"unknown {self.what} {name!r}: choose one of {', '.join(self)}, or give a 'module:Class' path")
         if not isinstance(target, str): return target
         module, _, path = target.partition(':')
         obj = importlib.import_module(module)
         for part in path.split('.'): obj = getattr(obj, part)
         return obj
 
-ENVIRONMENTS = Registry('environment', {
-    'tldr': 'comlrl.envs.writing:TLDREnv', 'arxiv': 'comlrl.envs.writing:ArxivEnv',
-    'mbpp': 'comlrl.envs.codegen:MBPPEnv', 'humaneval': 'comlrl.envs.codegen:HumanEvalEnv',
-    'coophumaneval': 'comlrl.envs.codegen:CoopHumanEvalEnv', 'classeval': 'comlrl.envs.classeval:ClassEvalEnv',
-})
+# %% ../nbs/00_core.ipynb #1949e482
+ENVIRONMENTS = Registry('environment', 'comlrl.envs')  # filled by `register_env` where each environment is defined
+ALGORITHMS = Registry('algorithm', 'comlrl.trainers')  # filled by `register_algorithm` where each trainer is defined
 
 def register_env(name: str, # the name `make_env` and `comlrl train --env` accept
                  target: Union[str, type], # an `Environment` subclass, or its 'module:Class' path
@@ -415,12 +438,17 @@ def register_env(name: str, # the name `make_env` and `comlrl train --env` accep
     "Make an environment available by name (`ENVIRONMENTS.register`)."
     ENVIRONMENTS.register(name, target)
 
+def register_algorithm(name: str, # the name `comlrl train --algo` accepts
+                       target: Union[str, type], # a trainer class (with its `config_class`), or its 'module:Class' path
+                      ):
+    "Make a trainer available by name (`ALGORITHMS.register`)."
+    ALGORITHMS.register(name, target)
+
 def make_env(name: str, # a key of `ENVIRONMENTS`, or a 'module:Class' path
              **kwargs, # passed to the environment's constructor
             ) -> Environment:
     "Build the environment registered as `name`. Raises `ValueError` listing the known names."
     return ENVIRONMENTS.load(name)(**kwargs)
-
 
 # %% ../nbs/00_core.ipynb #63c0f099
 @patch

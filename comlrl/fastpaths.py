@@ -71,32 +71,32 @@ class SharedPrefixLayer(CacheLayerMixin):
     def __init__(self, prefix_keys: torch.Tensor, # [B, H_kv, P', D] the prompts' keys (right-aligned, zeros on padding)
                  prefix_values: torch.Tensor, # [B, H_kv, P', D]
                  prefix_mask: torch.Tensor, # [B, P'] 1 on prompt tokens, 0 on padding
-                 max_new_tokens: int, # tokens that will be written after the prefix (the prompt's last one included)
+                 max_completion_length: int, # new tokens per response, at most (the layer also holds the prompt's last token)
                 ):
         super().__init__()
         self.prefix_keys, self.prefix_values = prefix_keys, prefix_values
         self.prefix_bias = _additive_mask(prefix_mask.to(prefix_keys.device), prefix_keys.dtype)[:, None, None, :]  # [B, 1, 1, P']
-        self.max_new_tokens, self.length = max_new_tokens, 0
+        self.capacity, self.length = max_completion_length + 1, 0  # positions written after the prefix, at most
 
     def lazy_initialization(self, key_states, value_states):
         N, H, _, D = key_states.shape
-        self.keys = key_states.new_zeros(N, H, self.max_new_tokens, D)  # [B·K, H_kv, max_new_tokens, D]
-        self.values = value_states.new_zeros(N, H, self.max_new_tokens, value_states.shape[-1])
+        self.keys = key_states.new_zeros(N, H, self.capacity, D)  # [B·K, H_kv, capacity, D]
+        self.values = value_states.new_zeros(N, H, self.capacity, value_states.shape[-1])
         self.dtype, self.device, self.is_initialized = key_states.dtype, key_states.device, True
 
     def update(self, key_states, value_states, *args, **kwargs):
         "Append [B·K, H_kv, T, D] new keys/values; returns the rows' own keys/values so far (the prefix stays apart)."
         if not self.is_initialized: self.lazy_initialization(key_states, value_states)
         n, t = self.length, key_states.shape[-2]
-        if n + t > self.max_new_tokens:
-            raise ValueError(f"the shared-prefix cache was sized for {self.max_new_tokens} new tokens, {n + t} were written")
+        if n + t > self.capacity:
+            raise ValueError(f"the shared-prefix cache was sized for {self.capacity} new positions, {n + t} were written")
         self.keys[:, :, n:n + t], self.values[:, :, n:n + t] = key_states, value_states
         self.length = n + t
         return self.keys[:, :, :n + t], self.values[:, :, :n + t]
 
     def get_seq_length(self) -> int: return self.prefix_keys.shape[2] + self.length
     def get_mask_sizes(self, query_length: int) -> tuple[int, int]: return self.get_seq_length() + query_length, 0
-    def get_max_length(self) -> int: return self.prefix_keys.shape[2] + self.max_new_tokens
+    def get_max_length(self) -> int: return self.prefix_keys.shape[2] + self.capacity
 
 # %% ../nbs/01b_fast_paths.ipynb #f73802c1
 def shared_prefix_attention(module: nn.Module, # the attention layer (its `layer_idx` picks the cache layer)
@@ -176,7 +176,7 @@ def prefill_cache(model: nn.Module, # causal LM
         layers = cache_of(model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=pos[:, :-1],
                                 use_cache=True, logits_to_keep=1)).layers
         kv = [(l.keys, l.values) for l in layers]
-    if implementation == 'shared': return Cache(layers=[SharedPrefixLayer(k, v, mask[:, :-1], max_completion_length + 1) for k, v in kv])
+    if implementation == 'shared': return Cache(layers=[SharedPrefixLayer(k, v, mask[:, :-1], max_completion_length) for k, v in kv])
     config = text_config(model)
     cache = StaticCache(config=config, max_cache_len=P + max_completion_length) if implementation == 'static' else DynamicCache(config=config)
     for i, (k, v) in enumerate(kv): cache.update(k.repeat_interleave(num_generations, 0), v.repeat_interleave(num_generations, 0), i)
@@ -267,11 +267,11 @@ def prefix_tree_outputs(module: nn.Module, # causal LM or trunk
                         p_ids: torch.Tensor, # [g, P] one row per group of K
                         p_mask: torch.Tensor, # [g, P]
                         c_ids: torch.Tensor, # [g·K, C] the groups' completions, prompt-major
-                        K: int, # completions per prompt
+                        num_generations: int, # K completions per prompt
                         tree_attention: Optional[bool] = None, # attention as `prefix_tree_attention`; None: where `prefix_tree_attention_ok`
                        ) -> torch.Tensor: # [g·K, C, D] outputs at the positions predicting each completion token
     "One forward over g prefix trees (prompt, then its K completions, in one row)."
-    (g, P), C = p_ids.shape, c_ids.shape[1]
+    (g, P), C, K = p_ids.shape, c_ids.shape[1], num_generations
     mask, pos = prefix_tree_mask(p_mask, K, C - 1)
     if text_config(module)._attn_implementation == 'eager':  # eager attention adds its mask to the scores
         mask = _additive_mask(mask, next(module.parameters()).dtype)
@@ -288,10 +288,10 @@ def repeated_prefix_outputs(module: nn.Module, # causal LM or trunk
                           p_ids: torch.Tensor, # [g, P] one row per group of K
                           p_mask: torch.Tensor, # [g, P]
                           c_ids: torch.Tensor, # [g·K, C]
-                          K: int, # completions per prompt
+                          num_generations: int, # K completions per prompt
                          ) -> torch.Tensor: # [g·K, C, D]
     "The repeated-prefix route: run the prompts, repeat their key-value cache K times, run the completions on it."
-    C = c_ids.shape[1]
+    C, K = c_ids.shape[1], num_generations
     pos = (p_mask.cumsum(-1) - 1).clamp(min=0)
     first, cache = _forward(module, 1, input_ids=p_ids, attention_mask=p_mask, position_ids=pos, use_cache=True)
     cache.batch_repeat_interleave(K)  # the prompt's keys/values, once per sample (gradients flow back through them)

@@ -16,6 +16,7 @@ import torch
 
 from .core import ENVIRONMENTS, TASK_KINDS
 from .models import _as_dtype, default_lora_config
+from .generation import MAX_COMPLETION_LENGTH
 
 # %% ../nbs/08_presets.ipynb #5f62a8cb
 def _env(env):
@@ -32,6 +33,10 @@ def env_kind(env) -> str: # 'writing' or 'code'
                          f"'writing' or 'code' in {cls.__name__} (the presets pick a model and settings by kind)")
     return obj.kind
 
+def _env_name(env) -> Optional[str]:
+    "The name a preset files an environment's own settings under: its `name`; None for a kind of task."
+    return None if (obj := _env(env)) is None else getattr(obj, 'name', None) or None
+
 @dataclass(frozen=True)
 class Preset:
     "Settings for one kind of hardware. Data only: `team_kwargs` / `config_kwargs` / `env_kwargs` turn it into arguments."
@@ -43,6 +48,8 @@ class Preset:
     lora_r: int = 16  # LoRA rank (lora_alpha = 2r)
     config: dict = field(default_factory=dict)  # MAConfig fields
     kind_config: dict = field(default_factory=dict)  # 'writing' / 'code' -> MAConfig fields replacing `config`'s for that kind of task
+    env_config: dict = field(default_factory=dict)  # environment name -> MAConfig fields replacing its kind's for that environment
+    env_options: dict = field(default_factory=dict)  # environment name -> the environment's options here (e.g. shorter texts on a CPU)
     prompt_lengths: dict = field(default_factory=dict)  # 'writing' / 'code' -> prompt tokens to plan memory for
 
     def model(self, env) -> Optional[str]:
@@ -57,14 +64,13 @@ class Preset:
         return kw
 
     def config_kwargs(self, env=None, **overrides) -> dict:
-        "The preset's config fields for `env`: its kind's, then the environment's own (`Environment.preset_config`), then `overrides`."
+        "The preset's config fields for `env`: its kind's, then the environment's own (`env_config`), then `overrides`."
         if env is None: return {**self.config, **overrides}
-        own = getattr(_env(env), 'preset_config', {}).get(self.name, {})
-        return {**self.config, **self.kind_config.get(env_kind(env), {}), **own, **overrides}
+        return {**self.config, **self.kind_config.get(env_kind(env), {}), **self.env_config.get(_env_name(env), {}), **overrides}
 
     def env_kwargs(self, env) -> dict:
-        "The environment's options on this preset (`Environment.preset_kwargs`, e.g. a shorter source text on a CPU)."
-        return dict(getattr(_env(env), 'preset_kwargs', {}).get(self.name, {}))
+        "The environment's options on this preset (`env_options`, e.g. a shorter source text on a CPU)."
+        return dict(self.env_options.get(_env_name(env), {}))
 
     def prompt_length(self, env) -> int:
         "Prompt tokens to plan memory for on `env`: the environment's own (`Environment.prompt_length`), else its kind's (256 if none)."
@@ -74,12 +80,15 @@ class Preset:
 # %% ../nbs/08_presets.ipynb #233cf43e
 _CPU_CONFIG = dict(report_to='none', max_steps=12, per_device_train_batch_size=2, num_generations=4, max_completion_length=64,
                    learning_rate=3e-4, temperature=1.0, logging_steps=1, per_device_eval_batch_size=16, save_steps=None)
-_CPU_KIND_CONFIG = {  # the code job (22_codegen; TL;DR's is TLDREnv's): a 135M model's samples stay closer to its greedy answers below temperature 1;
+_CPU_KIND_CONFIG = {  # the code job (22_codegen; TL;DR's is its own, below): a 135M model's samples stay closer to its greedy answers below temperature 1;
     'code': dict(max_steps=16, max_completion_length=128, learning_rate=2.5e-4, temperature=0.5)}  # at 5e-4 one CoopHumanEval seed in three collapsed
+_CPU_ENV_CONFIG = {'tldr': dict(max_steps=24, max_completion_length=48, learning_rate=5e-4, temperature=0.7)}  # the main job of 20_writing
+_CPU_ENV_OPTIONS = {'tldr': dict(max_source_words=128)}  # a CPU's TL;DR prompts: the post's first 128 words
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset('cpu', 'any CPU (a laptop): the embedded SmolLM2-135M-Instruct in float32, a few minutes per run',
-           config=_CPU_CONFIG, kind_config=_CPU_KIND_CONFIG, prompt_lengths={'writing': 240, 'code': 200}),
+           config=_CPU_CONFIG, kind_config=_CPU_KIND_CONFIG, env_config=_CPU_ENV_CONFIG, env_options=_CPU_ENV_OPTIONS,
+           prompt_lengths={'writing': 240, 'code': 200}),
     Preset('colab-t4', 'a free Colab T4 (16 GB, float16: the T4 has no bfloat16), LoRA agents on one float16 base',
            models={'writing': 'Qwen/Qwen2.5-0.5B-Instruct', 'code': 'Qwen/Qwen2.5-Coder-1.5B-Instruct'},
            dtype='float16', use_lora=True, lora_r=16,
@@ -136,7 +145,7 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
                     batch_size: int = 1, # B prompts per rollout, in this process
                     num_generations: int = 4, # K samples per prompt
                     prompt_length: int = 256, # P prompt tokens (the longest prompt of a batch: prompts are padded to it)
-                    completion_length: int = 128, # C completion tokens (max_completion_length)
+                    completion_length: int = MAX_COMPLETION_LENGTH, # C completion tokens (max_completion_length)
                     micro_batch_size: Optional[int] = None, # samples per update forward (None: all B·K)
                     gradient_checkpointing: bool = False,
                     beta: float = 0.0, # > 0 with full fine-tuning: a frozen reference copy per agent
@@ -263,7 +272,7 @@ def preset_memory(preset: Union[str, Preset], # a preset or its name
     amp = 'float16' if c.get('fp16') else 'bfloat16' if c.get('bf16') else None
     return estimate_memory(config, num_agents=2, use_lora=p.use_lora is not False, lora_r=p.lora_r, dtype=p.dtype or 'float32',
                            amp_dtype=amp, batch_size=c.get('per_device_train_batch_size', 1), num_generations=c.get('num_generations', 4),
-                           prompt_length=p.prompt_length(task), completion_length=c.get('max_completion_length', 128),
+                           prompt_length=p.prompt_length(task), completion_length=c.get('max_completion_length', MAX_COMPLETION_LENGTH),
                            micro_batch_size=c.get('micro_batch_size'), gradient_checkpointing=c.get('gradient_checkpointing', False),
                            beta=c.get('beta', 0.0), device=device)
 

@@ -120,9 +120,9 @@ def _check_rollout_settings(items, num_turns, transition, seeds):
         if any(int(s) != s or s < 0 for s in seeds): raise ValueError(f"seeds must be non-negative integers, got {list(seeds)}")
 
 # %% ../nbs/03_rollout.ipynb #0222dcae
-def _joint_actions(gens, nodes, items, idx, K, n) -> tuple:
+def _joint_actions(gens, nodes, items, idx, num_generations, n) -> tuple:
     "Each agent's G·J completions and prompts, and the G·J task items, of a level's joint actions in (node, j) order."
-    G, J = len(nodes), idx.shape[0]
+    G, J, K = len(nodes), idx.shape[0], num_generations
     rows = (torch.arange(G).unsqueeze(1) * K + idx.T.unsqueeze(1)).reshape(n, G * J)  # [n, G·J] row of each sample
     completions = [[gens[i].texts[r] for r in rows[i].tolist()] for i in range(n)]
     prompts = [[nd.prompts[i] for nd in nodes for _ in range(J)] for i in range(n)]

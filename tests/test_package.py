@@ -1,8 +1,11 @@
-"""Plain tests of the package as a whole: it imports, its version is settings.ini's, and README.md is what
-nbs/index.ipynb makes (README.md is generated; see tools/make_readme.py)."""
-import importlib, subprocess, sys
+"""Plain tests of the package as a whole: it imports, its version is settings.ini's, the built-in environments and
+algorithms register themselves, and README.md is what nbs/index.ipynb makes (README.md is generated; see
+tools/make_readme.py)."""
+import importlib, json, subprocess, sys
 from configparser import ConfigParser
 from pathlib import Path
+
+import pytest
 
 import comlrl
 
@@ -21,13 +24,47 @@ def test_every_module_imports():
     for m in mods: importlib.import_module(f'comlrl.{m}')
 
 
-def test_console_script():
-    "The `comlrl` command is installed; bad input is one line on stderr and exit status 2."
+FRESH = """
+import importlib, json, pkgutil, sys
+import comlrl
+from comlrl.core import ALGORITHMS, ENVIRONMENTS
+out = {'env': {n: [c.__module__, c.name] for n, c in ENVIRONMENTS.items()},
+       'algo': {n: [c.__module__, hasattr(c, 'config_class')] for n, c in ALGORITHMS.items()},
+       'reference': sorted(m for m in sys.modules if m.startswith(REFERENCE))}
+for m in pkgutil.walk_packages(comlrl.__path__, 'comlrl.'):  # every module: a registration outside comlrl.envs / comlrl.trainers would show
+    if not m.name.startswith('comlrl.trainers.preference'): importlib.import_module(m.name)  # preference: refused by design
+out['everything'] = {'env': list(ENVIRONMENTS), 'algo': list(ALGORITHMS)}
+print(json.dumps(out))
+"""
+REFERENCE = ('comlrl.compat', 'comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic', 'comlrl.trainers.preference')
+
+
+@pytest.fixture(scope='module')
+def fresh() -> dict:
+    "The registries as a fresh process lists them (a notebook run in this process may have registered its own)."
+    r = subprocess.run([sys.executable, '-c', f'REFERENCE = {REFERENCE!r}' + FRESH], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_builtins_register_themselves(fresh):
+    "Listing a registry in a fresh process finds every built-in where it registers itself, without the compatibility layer."
+    assert fresh['env'] and fresh['algo']
+    for name, (module, declared) in fresh['env'].items():
+        assert module.startswith('comlrl.envs.') and module.count('.') == 2 and declared == name, (name, module, declared)
+    for name, (module, has_config) in fresh['algo'].items():
+        assert module.startswith('comlrl.trainers.') and module.count('.') == 2 and has_config, (name, module)
+    assert fresh['reference'] == [], 'listing the algorithms imported the compatibility layer'
+    assert fresh['everything'] == {'env': sorted(fresh['env']), 'algo': sorted(fresh['algo'])}
+
+
+def test_console_script(fresh):
+    "The `comlrl` command is installed; bad input is one line on stderr and exit status 2, naming the registered algorithms."
     ok = subprocess.run(['comlrl', '--help'], capture_output=True, text=True)
     assert ok.returncode == 0 and 'comlrl {train,eval}' in ok.stdout
     bad = subprocess.run(['comlrl', 'train', '--algo', 'nope'], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
-        "comlrl train: error: unknown algorithm 'nope': choose one of ippo, macf, magrpo, mareinforce, maremax, marloo, "
+        f"comlrl train: error: unknown algorithm 'nope': choose one of {', '.join(sorted(fresh['algo']))}, "
             "or give a 'module:Class' path"]
 
 

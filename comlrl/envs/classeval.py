@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence, Union
 
 from fastcore.basics import patch
 
-from ..core import data_dir, load_task_dataset, logger
+from ..core import data_dir, load_task_dataset, logger, register_env
 from .code import CodeEnv, Feedback, compile_error, fence, fenced_code, parse_code
 from ..sandbox import ExecResult, Limits, Sandbox
 
@@ -256,6 +256,8 @@ class ClassEvalEnv(CodeEnv):
         self.include_excluded = include_excluded
 
     COLUMNS = ('task_id', 'skeleton', 'test', 'class_name', 'methods_info')
+
+register_env('classeval', ClassEvalEnv)  # make_env('classeval'), comlrl train --env classeval
 
 # %% ../../nbs/23_classeval.ipynb #62a9f180
 @patch

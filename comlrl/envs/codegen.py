@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from fastcore.basics import patch
 
-from ..core import data_dir, hub_split, load_task_dataset
+from ..core import data_dir, hub_split, load_task_dataset, register_env
 from .code import CodeEnv, Feedback, ParsedCode, compile_error, fence, fenced_code, parse_code
 from ..sandbox import ExecResult, Limits, Sandbox
 
@@ -462,6 +462,10 @@ class MBPPEnv(CodeGenEnv):
         ds = ds.filter(lambda r: lo <= r['task_id'] <= hi)
         rng = [i for a in datasets.ReadInstruction.from_spec(split).to_absolute({base: len(ds)}) for i in range(a.from_, a.to)]
         return ds.select(rng)
+
+register_env('humaneval', HumanEvalEnv)  # make_env('humaneval'), comlrl train --env humaneval
+register_env('coophumaneval', CoopHumanEvalEnv)  # make_env('coophumaneval'), comlrl train --env coophumaneval
+register_env('mbpp', MBPPEnv)  # make_env('mbpp'), comlrl train --env mbpp
 
 # %% ../../nbs/22_codegen.ipynb #ce5536ea
 @patch

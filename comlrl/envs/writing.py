@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 import numpy as np
 from fastcore.basics import patch
 
-from ..core import Environment, data_dir, load_task_dataset
+from ..core import Environment, data_dir, load_task_dataset, register_env
 
 # %% ../../nbs/20_writing.ipynb #8e302fe3
 def trapezoid(x: float, # the measured value
@@ -207,8 +207,6 @@ class TLDREnv(WritingEnv):
     "TL;DR: agent 1 writes a concise summary of a Reddit post, agent 2 a detailed one. Hub: `trl-lib/tldr`."
     name, hub_name, reward_spec = 'tldr', 'trl-lib/tldr', TLDR_REWARD
     offline_test_size = 100  # the offline copy's first 100 posts are `test`, the other 400 `train`
-    preset_config = {'cpu': dict(max_steps=24, max_completion_length=48, learning_rate=5e-4, temperature=0.7)}  # the main job below
-    preset_kwargs = {'cpu': {'max_source_words': 128}}  # a CPU's TL;DR prompts: the post's first 128 words
     offline_copy = ("tldr/test.json (OpenAI's filtered TL;DR posts as JSON lines with subreddit, title, instruction and "
                     "gold_response; the first 100 are the test split, the others train)")
     instructions = (
@@ -223,6 +221,8 @@ class TLDREnv(WritingEnv):
 
     def _source(self, item):
         return super()._source(item).strip().removesuffix('TL;DR:').rstrip()
+
+register_env('tldr', TLDREnv)  # make_env('tldr'), comlrl train --env tldr
 
 # %% ../../nbs/20_writing.ipynb #d1d68095
 def _tldr_rows(r: dict) -> dict:
@@ -271,6 +271,8 @@ class ArxivEnv(WritingEnv):
     solo_instruction = (
         "Write the first two paragraphs of a paper's introduction from the abstract below. First the background and the "
         "motivation (about 150 words). Then a line holding only ---. Then the method and its implications (about 180 words).")
+
+register_env('arxiv', ArxivEnv)  # make_env('arxiv'), comlrl train --env arxiv
 
 # %% ../../nbs/20_writing.ipynb #48f78ed6
 @patch

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from ..config import MAConfig
+from ..core import register_algorithm
 from ..trainer import MATrainer
 
 # %% ../../nbs/16_counterfactual.ipynb #17390afe
@@ -58,3 +59,5 @@ class MACFTrainer(MATrainer):
         return counterfactual_advantages(L.returns, len(self.agents), ro.num_generations)[agent]
 
     def advantages(self, returns, baseline=None, agent=0, turn=0): return returns  # the credit is already an advantage
+
+register_algorithm('macf', MACFTrainer)  # comlrl train --algo macf

@@ -12,6 +12,7 @@ from typing import Optional
 
 import torch
 
+from ..core import register_algorithm
 from ..critics import ActorCriticConfig, ActorCriticTrainer, ppo_value_loss
 from ..rollout import Rollout, credit_samples
 from ..distributed import global_moments
@@ -147,6 +148,8 @@ class IPPOTrainer(ActorCriticTrainer):
             for r in range(len(rollouts)): out[r][i] = [{'advantages': adv, 'returns': ret} for adv, ret in zip(*per[r])]
         return out
 
+register_algorithm('ippo', IPPOTrainer)  # comlrl train --algo ippo
+
 # %% ../../nbs/15_ippo.ipynb #f895e7aa
 def iac_targets(ro: Rollout, # a rollout (`03_rollout`)
                 agent: int, # which agent's samples
@@ -210,3 +213,6 @@ class IACTrainer(ActorCriticTrainer):
 class MAACTrainer(IACTrainer):
     "Multi-agent actor-critic: `IACTrainer` with one centralised critic for the team (`MAACConfig`)."
     config_class = MAACConfig
+
+register_algorithm('iac', IACTrainer)  # comlrl train --algo iac
+register_algorithm('maac', MAACTrainer)  # comlrl train --algo maac

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from ..config import MAConfig
+from ..core import register_algorithm
 from ..trainer import MATrainer
 
 # %% ../../nbs/11_magrpo.ipynb #2402a503
@@ -30,3 +31,5 @@ class MAGRPOTrainer(MATrainer):
     config_class = MAGRPOConfig
 
     def advantages(self, returns, baseline=None, agent=0, turn=0): return grpo_advantages(returns)
+
+register_algorithm('magrpo', MAGRPOTrainer)  # comlrl train --algo magrpo

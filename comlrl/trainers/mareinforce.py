@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from ..config import MAConfig
+from ..core import register_algorithm
 from ..trainer import MATrainer
 
 # %% ../../nbs/10_mareinforce.ipynb #973e7cf1
@@ -58,3 +59,5 @@ class MAREINFORCETrainer(MATrainer):
 
     def state_dict(self): return {'running_baseline': dict(self._running)}
     def load_state_dict(self, state): self._running = dict(state.get('running_baseline', {}))
+
+register_algorithm('mareinforce', MAREINFORCETrainer)  # comlrl train --algo mareinforce

@@ -12,6 +12,7 @@ from typing import Optional
 import torch
 
 from ..config import MAConfig
+from ..core import register_algorithm
 from ..trainer import MATrainer
 
 # %% ../../nbs/13_maremax.ipynb #83ef3040
@@ -61,3 +62,5 @@ class MAREMAXTrainer(MATrainer):
     def advantages(self, returns, baseline=None, agent=0, turn=0):
         if getattr(self.args, 'baseline', 'greedy') == 'max': return max_advantages(returns)
         return remax_advantages(returns, baseline)
+
+register_algorithm('maremax', MAREMAXTrainer)  # comlrl train --algo maremax

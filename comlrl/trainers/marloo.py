@@ -9,6 +9,7 @@ __all__ = ['rloo_advantages', 'MARLOOConfig', 'MARLOOTrainer']
 import torch
 
 from ..config import MAConfig
+from ..core import register_algorithm
 from ..trainer import MATrainer
 
 # %% ../../nbs/12_marloo.ipynb #b70c617c
@@ -32,3 +33,5 @@ class MARLOOTrainer(MATrainer):
     config_class = MARLOOConfig
 
     def advantages(self, returns, baseline=None, agent=0, turn=0): return rloo_advantages(returns)
+
+register_algorithm('marloo', MARLOOTrainer)  # comlrl train --algo marloo
