@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Union
 
 from fastcore.basics import patch
 
+from .generation import MAX_COMPLETION_LENGTH
 from .losses import LOSS_TYPES
 from .rollout import JOINT_MODE_ALIASES
 
@@ -110,7 +111,7 @@ class MAConfig(_CheckedConfig):
     # rollout
     num_generations: int = 4  # K samples per agent per node
     max_prompt_length: Optional[int] = None  # longer prompts are an error (None: the model's context is the limit)
-    max_completion_length: int = 128  # new tokens per response
+    max_completion_length: int = MAX_COMPLETION_LENGTH  # new tokens per response (128, `02_generation`)
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0  # 0: off

@@ -145,7 +145,7 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
                     batch_size: int = 1, # B prompts per rollout, in this process
                     num_generations: int = 4, # K samples per prompt
                     prompt_length: int = 256, # P prompt tokens (the longest prompt of a batch: prompts are padded to it)
-                    completion_length: int = MAX_COMPLETION_LENGTH, # C completion tokens (max_completion_length)
+                    max_completion_length: int = MAX_COMPLETION_LENGTH, # C: new tokens per response
                     micro_batch_size: Optional[int] = None, # samples per update forward (None: all B·K)
                     gradient_checkpointing: bool = False,
                     beta: float = 0.0, # > 0 with full fine-tuning: a frozen reference copy per agent
@@ -159,7 +159,7 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
     ba = torch.finfo(_as_dtype(amp_dtype) or _as_dtype(dtype) or torch.float32).bits // 8
     Np = count_parameters(config)
     Nt = n * lora_parameters(config, lora_r) if use_lora else n * Np
-    B, K, P, C = batch_size, num_generations, prompt_length, completion_length
+    B, K, P, C = batch_size, num_generations, prompt_length, max_completion_length
     m = min(micro_batch_size or B * K, B * K)
     T = m / K * P + m * C
     layer = 6 * h * 4 + (5 * h + 3 * kv + 4 * i) * ba  # bytes per position in one block's forward
@@ -240,7 +240,7 @@ def measure_training_memory(trainer_cls: type, # a trainer of the REINFORCE fami
     cfg = (ag.model.base_model.model if ag.adapter else ag.model).config
     est = estimate_memory(cfg, num_agents=len(tr.agents), use_lora=use_lora, lora_r=16, dtype=next(ag.model.parameters()).dtype,
                           amp_dtype=tr.amp_dtype, batch_size=args.per_device_train_batch_size, num_generations=args.num_generations,
-                          prompt_length=P, completion_length=args.max_completion_length, micro_batch_size=args.micro_batch_size,
+                          prompt_length=P, max_completion_length=args.max_completion_length, micro_batch_size=args.micro_batch_size,
                           gradient_checkpointing=args.gradient_checkpointing, beta=args.beta, device=ag.device)
     return {'measured': measured, 'estimate': est, 'prompt_length': P, 'seconds': secs}
 
@@ -272,7 +272,7 @@ def preset_memory(preset: Union[str, Preset], # a preset or its name
     amp = 'float16' if c.get('fp16') else 'bfloat16' if c.get('bf16') else None
     return estimate_memory(config, num_agents=2, use_lora=p.use_lora is not False, lora_r=p.lora_r, dtype=p.dtype or 'float32',
                            amp_dtype=amp, batch_size=c.get('per_device_train_batch_size', 1), num_generations=c.get('num_generations', 4),
-                           prompt_length=p.prompt_length(task), completion_length=c.get('max_completion_length', MAX_COMPLETION_LENGTH),
+                           prompt_length=p.prompt_length(task), max_completion_length=c.get('max_completion_length', MAX_COMPLETION_LENGTH),
                            micro_batch_size=c.get('micro_batch_size'), gradient_checkpointing=c.get('gradient_checkpointing', False),
                            beta=c.get('beta', 0.0), device=device)
 

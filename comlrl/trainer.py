@@ -509,8 +509,9 @@ def minibatches(self: MATrainer, groups: list, # the step's advantage groups, (r
 
 # %% ../nbs/04_trainer.ipynb #26066abe
 @patch
-def _chunks(self: MATrainer, n: int, K: int) -> list[slice]:
+def _chunks(self: MATrainer, n: int, num_generations: int) -> list[slice]:
     "Row slices of at most micro_batch_size rows, in whole groups of K (so the K samples can share their prompt)."
+    K = num_generations
     step = max(K, (self.args.micro_batch_size or n) // K * K)
     return [slice(s, min(s + step, n)) for s in range(0, n, step)]
 

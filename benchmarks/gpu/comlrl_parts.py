@@ -125,7 +125,7 @@ def preset_part(preset: str, algorithm: str, device: str, dry_run: bool = False,
     P = max(L.generations[0].prompt_ids.shape[1] for ro in tr.last_rollouts for L in ro.levels)
     est = estimate_memory(model.config, num_agents=len(tr.agents), use_lora=True, lora_r=p.lora_r, dtype=p.dtype,
                           amp_dtype=tr.amp_dtype, batch_size=B, num_generations=a.num_generations, prompt_length=P,
-                          completion_length=a.max_completion_length, micro_batch_size=a.micro_batch_size,
+                          max_completion_length=a.max_completion_length, micro_batch_size=a.micro_batch_size,
                           gradient_checkpointing=a.gradient_checkpointing, beta=a.beta, device=device)
     plan = preset_memory(preset, 'tldr', config=model.config, device=device)
     decoding = compare_decodings(tr, [tr.formatters[0](it) for it in items[:B]], compiled=not dry_run)
