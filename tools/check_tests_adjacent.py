@@ -92,7 +92,7 @@ def main(argv: list) -> int:
     for p in paths:
         g, b = adjacency(p)
         good += g; bad += b
-    share = len(good) / max(len(good) + len(bad), 1)
+    share = len(good) / (len(good) + len(bad)) if good or bad else 1.0  # a notebook that exports nothing has nothing to test
     missing = untested(paths, sorted(Path('tests').glob('*.py')))
     if listing:
         for nb, cid, names, miss in bad: print(f'{nb} cell {cid}: not tested below: {", ".join(miss)}')
