@@ -72,14 +72,13 @@ def local_weights(path: Union[str, Path], # a local model folder
     raise FileNotFoundError(f"no model weights in {path}: looked for {', '.join(WEIGHT_FILES)} and *.gguf; "
                             f"the folder holds {found or 'nothing'}")
 
-# %% ../nbs/01_models.ipynb #afae8520
+# %% ../nbs/01_models.ipynb #c25db9a1
 DEFAULT_MODEL_ID = 'HuggingFaceTB/SmolLM2-135M-Instruct'
 
 def _has_weights(path: Path) -> bool:
     try: local_weights(path); return True
     except FileNotFoundError: return False
 
-# %% ../nbs/01_models.ipynb #c25db9a1
 def default_model_path() -> str:
     "Where the default model SmolLM2-135M-Instruct is: a local folder if one is found, else its hub id."
     if env := os.environ.get('COMLRL_MODEL_DIR'):

@@ -259,14 +259,6 @@ def comparison_table(summary: dict, # {'algorithms': {name: `seed_summary` + 'la
                      f"{mean(s['minutes']):.1f} | {max(s['peak_mib']) / 1024:.1f} |" + ''.join(f' {c} |' for c in cells))
     return '\n'.join(lines)
 
-# %% ../nbs/09_results.ipynb #52b37262
-RESULTS_URL = 'https://raw.githubusercontent.com/comlrl/comlrl/main/benchmarks/results'  # the committed results, online
-
-def _checkout_results() -> list[Path]:
-    "benchmarks/results of the repository holding this package (editable install), then of the working folder's parents."
-    here = [Path(__file__).resolve().parents[1]] if '__file__' in globals() else []
-    return [p / 'benchmarks' / 'results' for p in here + [Path.cwd(), *Path.cwd().parents]]
-
 # %% ../nbs/09_results.ipynb #40a4e952
 def _manifest(text: str, source: str) -> list[str]:
     files = [l.strip() for l in text.splitlines() if l.strip() and not l.startswith('#')]
@@ -282,6 +274,13 @@ def _download(url: str, dest: Path):
     os.replace(tmp, dest)
 
 # %% ../nbs/09_results.ipynb #feb35d81
+RESULTS_URL = 'https://raw.githubusercontent.com/comlrl/comlrl/main/benchmarks/results'  # the committed results, online
+
+def _checkout_results() -> list[Path]:
+    "benchmarks/results of the repository holding this package (editable install), then of the working folder's parents."
+    here = [Path(__file__).resolve().parents[1]] if '__file__' in globals() else []
+    return [p / 'benchmarks' / 'results' for p in here + [Path.cwd(), *Path.cwd().parents]]
+
 def results_dir(name: str, # a folder of benchmarks/results, e.g. 'tldr_algorithms'
                 base_url: str = RESULTS_URL, # where to download from when there is no checkout
                 cache_dir: Union[str, Path, None] = None, # default: ~/.cache/comlrl/results (XDG_CACHE_HOME respected)
