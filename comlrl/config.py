@@ -16,26 +16,6 @@ from .generation import MAX_COMPLETION_LENGTH
 from .losses import LOSS_TYPES
 from .rollout import JOINT_MODE_ALIASES
 
-# %% ../nbs/03d_config.ipynb #fa2fa046
-REFERENCE_CONFIG_FIELDS = {  # config fields of the reference library (CoMLRL 1.4.3) that comlrl names differently -> what to use
-    'agent_learning_rate': 'learning_rate',
-    'max_new_tokens': 'max_completion_length',
-    'discount': 'gamma (the discount per turn)',
-    'eval_interval': 'eval_steps (evaluate every this many steps; None: only when evaluate() is called)',
-    'eval_num_samples': 'max_eval_samples',
-    'eval_batch_size': 'per_device_eval_batch_size',
-    'advantage_normalization': "scale_rewards ('group' divides each group's advantages by the std of its returns, 'none' does not)",
-    'advantage_mode': "the trainer: 'mean' MAGRPOTrainer, 'raw' MAREINFORCETrainer, 'rloo' MARLOOTrainer, 'max' MAREMAXTrainer with baseline='max'",
-    'reference_kl_enabled': 'beta > 0 (the KL penalty to the reference policy is on when its coefficient beta is positive)',
-    'reference_kl_coef': 'beta (comlrl adds the KL to the loss, per token, as TRL does; the reference subtracts it from the reward)',
-    'reference_devices': 'device= of the trainer (each reference policy lives on its agent\'s device)',
-    'rollout_buffer_size': 'per_device_train_batch_size and gradient_accumulation_steps (task items per rollout, rollouts per optimizer step)',
-    'train_batch_size': 'micro_batch_size (samples per forward/backward pass; one optimizer step per training step)',
-    'parallel_training': 'device= of the trainer (one device per agent)',
-    'agent_devices': 'device= of the trainer (one device per agent)',
-    'num_agents': 'num_agents= of the trainer (the team size is not a config field in comlrl)',
-}
-
 # %% ../nbs/03d_config.ipynb #35237ed7
 def _suggest(name: str, names: Sequence[str]) -> Optional[str]:
     "The name most likely meant: the same name without an actor/agent/policy prefix, else a close spelling, else None."
@@ -59,6 +39,25 @@ def unknown_names_error(owner: str, # e.g. 'MAGRPOConfig'
     return TypeError(f"{owner} has {len(unknown)} unknown {kind}s:\n" + '\n'.join(f"  {k!r}: {w}" for k, w in zip(unknown, why)) + hint)
 
 # %% ../nbs/03d_config.ipynb #99b02917
+REFERENCE_CONFIG_FIELDS = {  # config fields of the reference library (CoMLRL 1.4.3) that comlrl names differently -> what to use
+    'agent_learning_rate': 'learning_rate',
+    'max_new_tokens': 'max_completion_length',
+    'discount': 'gamma (the discount per turn)',
+    'eval_interval': 'eval_steps (evaluate every this many steps; None: only when evaluate() is called)',
+    'eval_num_samples': 'max_eval_samples',
+    'eval_batch_size': 'per_device_eval_batch_size',
+    'advantage_normalization': "scale_rewards ('group' divides each group's advantages by the std of its returns, 'none' does not)",
+    'advantage_mode': "the trainer: 'mean' MAGRPOTrainer, 'raw' MAREINFORCETrainer, 'rloo' MARLOOTrainer, 'max' MAREMAXTrainer with baseline='max'",
+    'reference_kl_enabled': 'beta > 0 (the KL penalty to the reference policy is on when its coefficient beta is positive)',
+    'reference_kl_coef': 'beta (comlrl adds the KL to the loss, per token, as TRL does; the reference subtracts it from the reward)',
+    'reference_devices': 'device= of the trainer (each reference policy lives on its agent\'s device)',
+    'rollout_buffer_size': 'per_device_train_batch_size and gradient_accumulation_steps (task items per rollout, rollouts per optimizer step)',
+    'train_batch_size': 'micro_batch_size (samples per forward/backward pass; one optimizer step per training step)',
+    'parallel_training': 'device= of the trainer (one device per agent)',
+    'agent_devices': 'device= of the trainer (one device per agent)',
+    'num_agents': 'num_agents= of the trainer (the team size is not a config field in comlrl)',
+}
+
 def _check_field_names(cls, kwargs: dict):
     "Before a config is built: every unknown name at once, a reference field with comlrl's name for it. Raises `TypeError`."
     fields = [f.name for f in dataclasses.fields(cls)]
@@ -144,10 +143,6 @@ def updates_per_rollout(self: MAConfig) -> int:
     "Optimizer steps that use each rollout: `num_iterations`."
     return self.num_iterations
 
-# %% ../nbs/03d_config.ipynb #bd86f544
-@patch
-def to_dict(self: MAConfig) -> dict: return dataclasses.asdict(self)
-
 # %% ../nbs/03d_config.ipynb #999d5f93
 _CHOICES = {'joint_mode': ('align', 'cross'), 'loss_type': LOSS_TYPES, 'scale_rewards': ('group', 'batch', 'none'),
             'lr_scheduler_type': ('linear', 'cosine', 'cosine_with_restarts', 'polynomial', 'constant',
@@ -205,3 +200,7 @@ def _validate(self: MAConfig):
     self.report_to = [r for r in reps if r != 'none']
     if self.run_name is not None and (not isinstance(self.run_name, str) or not self.run_name.strip()):
         bad('run_name', f"must be None or a non-empty string, got {self.run_name!r}")
+
+# %% ../nbs/03d_config.ipynb #bd86f544
+@patch
+def to_dict(self: MAConfig) -> dict: return dataclasses.asdict(self)

@@ -11,9 +11,6 @@ import json, os
 from pathlib import Path
 from typing import Optional
 
-# %% ../nbs/03e_loggers.ipynb #248d6dc9
-LOG_FILES = ('metrics.jsonl', 'eval_completions.jsonl')  # what `Loggers.log` appends to, one JSON record per line with its 'step'
-
 # %% ../nbs/03e_loggers.ipynb #e138fd25
 class LogHistory(list):
     """The records a run logged (`trainer.log_history`, what `train()` returns): a plain list of dicts, one per logging
@@ -40,6 +37,8 @@ def append_jsonl(path: Path, # a .jsonl file (created if missing)
         for r in records: f.write(json.dumps(r) + '\n')
 
 # %% ../nbs/03e_loggers.ipynb #4bba544c
+LOG_FILES = ('metrics.jsonl', 'eval_completions.jsonl')  # what `Loggers.log` appends to, one JSON record per line with its 'step'
+
 def truncate_logs(folder: Path, # a run's output_dir
                   step: int, # the lines of this step and earlier are kept
                   accelerator, # the run's: every process reads the files, the main process rewrites them

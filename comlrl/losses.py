@@ -11,8 +11,6 @@ from typing import Optional
 import torch
 
 # %% ../nbs/03c_losses.ipynb #81ed2502
-LOSS_TYPES = ('seq_sum', 'dapo', 'dr_grpo')
-
 def token_loss(logps: torch.Tensor, # [N, C] log π_θ(y_t | ·), with gradient
                advantages: torch.Tensor, # [N] one advantage per sample, or [N, C] one per token (PPO with a critic)
                old_logps: Optional[torch.Tensor] = None, # [N, C] log π_old; None: the current (detached) values
@@ -47,6 +45,8 @@ def token_loss(logps: torch.Tensor, # [N, C] log π_θ(y_t | ·), with gradient
     return loss, info
 
 # %% ../nbs/03c_losses.ipynb #48b0d0fc
+LOSS_TYPES = ('seq_sum', 'dapo', 'dr_grpo')  # the aggregations of the table above
+
 def loss_denominator(num_samples: int, # N
                      num_tokens: int, # unmasked tokens Σ m
                      loss_type: str = 'dapo', # one of LOSS_TYPES
