@@ -328,6 +328,19 @@ class ReferenceTrainer:
     @property
     def num_agents(self) -> int: return len(self.agents)
 
+# %% ../../nbs/51_compat.ipynb #53487b85
+@patch
+def eval_mode(self: ReferenceTrainer):
+    "Hook: a context in which the reward function scores one sample per node (the actor-critic family's `PerItemReward`)."
+    return contextlib.nullcontext()
+
+@patch
+def reference_metrics(self: ReferenceTrainer, items: list, # the evaluated items
+                      rollouts: list, # (index of the first item, `Rollout`) per evaluation batch
+                     ) -> dict: # metric name -> value, logged under eval/
+    "Hook: the family's own evaluation metrics. None here."
+    return {}
+
 # %% ../../nbs/51_compat.ipynb #9954916f
 @patch
 @torch.no_grad()
@@ -356,19 +369,6 @@ def evaluate(self: ReferenceTrainer, num_eval_samples: Optional[int] = None, # i
     out.update({f'eval/{k}': v for k, v in self.reference_metrics(items, rollouts).items()})
     self.last_eval_completions = self.loggers.pending_completions = records  # the `log` of these metrics writes them
     return out
-
-# %% ../../nbs/51_compat.ipynb #53487b85
-@patch
-def eval_mode(self: ReferenceTrainer):
-    "Hook: a context in which the reward function scores one sample per node (the actor-critic family's `PerItemReward`)."
-    return contextlib.nullcontext()
-
-@patch
-def reference_metrics(self: ReferenceTrainer, items: list, # the evaluated items
-                      rollouts: list, # (index of the first item, `Rollout`) per evaluation batch
-                     ) -> dict: # metric name -> value, logged under eval/
-    "Hook: the family's own evaluation metrics. None here."
-    return {}
 
 # %% ../../nbs/51_compat.ipynb #b5d85191
 def _positive_int(v, name: str, none_ok: bool = False):
