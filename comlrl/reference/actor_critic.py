@@ -178,57 +178,30 @@ class ActorCriticTrainerBase(ReferenceTrainer):
             for k, v in _callback_metrics(self.metrics_callback, samples).items(): stats.setdefault(k, []).append(v)
         return stats
 
-# %% ../../nbs/53_ref_actor_critic.ipynb #6918cc30
-@patch
-def _ac_setup(self: ActorCriticTrainerBase, *, agent_model, critic_model, critics, tokenizer, reward_func, reward_processor, formatters, args,
-              train_dataset, eval_dataset, model_config, wandb_config, metrics_callback, external_transition, agents,
-              comlrl_kwargs, shared_critic: bool):
-    name = type(self).__name__
-    n = args.num_agents if agents is None else len(agents)
-    if agents is not None and len(agents) != args.num_agents:
-        raise ValueError(f"{name} got {len(agents)} agents for args.num_agents={args.num_agents}")
-    separate = getattr(args, 'use_separate_critic', True)
-    given = [] if critics is None and critic_model is None else (list(critics) if critics is not None else [critic_model])
-    if not separate and given: raise ValueError("critic_model/critics are only taken with use_separate_critic=True (the value heads sit on the actors)")
-    if separate and not given: raise ValueError(f"{name} with a separate critic needs critic_model= or critics=, as in the reference")
-    if shared_critic and len(given) != 1: raise ValueError(f"{name} has one shared critic: give critic_model= or a one-element critics=")
-    actors = list(agents) if agents is not None else [agent_model] * n
-    names = lambda m: m if isinstance(m, str) else getattr(m, 'name_or_path', None)
-    for c in given:
-        if not any(c is a or (names(c) is not None and names(c) == names(a)) for a in actors):
-            raise ValueError(f"critic {names(c) or type(c).__name__!r} is not an agent's model: comlrl builds each critic from its agent's "
-                             "own model (a copy of it, or a value head on it); pass the agents' model as critic_model")
-    self.reward_items = PerItemReward(reward_func, n, reward_processor, group_size=args.num_generations)
-    self._setup(args=args, num_agents=n, agent_model=agent_model, agents=agents, tokenizer=tokenizer, model_config=model_config,
-                train_dataset=train_dataset, eval_dataset=eval_dataset, reward=self.reward_items, formatters=formatters,
-                external_transition=external_transition, wandb_config=wandb_config, metrics_callback=metrics_callback,
-                comlrl_kwargs=comlrl_kwargs)
-
-# %% ../../nbs/53_ref_actor_critic.ipynb #dfb918ad
-@patch
-def eval_mode(self: ActorCriticTrainerBase):
-    "The reference evaluates one sample per agent and item: the reward function scores nodes of one joint action."
-    import contextlib
-    @contextlib.contextmanager
-    def one():
-        K, self.reward_items.group_size = self.reward_items.group_size, 1
-        try: yield
-        finally: self.reward_items.group_size = K
-    return one()
-
-# %% ../../nbs/53_ref_actor_critic.ipynb #b3422374
-@patch
-def reference_metrics(self: ActorCriticTrainerBase, items, rollouts):
-    "`metrics_callback` on each item's samples, averaged over the items (the reference's eval/ metrics)."
-    if self.metrics_callback is None: return {}
-    per_item = {}
-    for s, ro in rollouts:
-        for smp in rollout_samples(ro, items[s:]):
-            per_item.setdefault(id(smp.metadata['batch_item']), []).append(smp)
-    vals = {}
-    for samples in per_item.values():
-        for k, v in _callback_metrics(self.metrics_callback, samples).items(): vals.setdefault(k, []).append(v)
-    return {k: sum(v) / len(v) for k, v in vals.items()}
+    def _ac_setup(self, *, agent_model, critic_model, critics, tokenizer, reward_func, reward_processor, formatters, args,
+                  train_dataset, eval_dataset, model_config, wandb_config, metrics_callback, external_transition, agents,
+                  comlrl_kwargs, shared_critic: bool):
+        "Check the critics the reference's arguments name, then set up as `ReferenceTrainer` does."
+        name = type(self).__name__
+        n = args.num_agents if agents is None else len(agents)
+        if agents is not None and len(agents) != args.num_agents:
+            raise ValueError(f"{name} got {len(agents)} agents for args.num_agents={args.num_agents}")
+        separate = getattr(args, 'use_separate_critic', True)
+        given = [] if critics is None and critic_model is None else (list(critics) if critics is not None else [critic_model])
+        if not separate and given: raise ValueError("critic_model/critics are only taken with use_separate_critic=True (the value heads sit on the actors)")
+        if separate and not given: raise ValueError(f"{name} with a separate critic needs critic_model= or critics=, as in the reference")
+        if shared_critic and len(given) != 1: raise ValueError(f"{name} has one shared critic: give critic_model= or a one-element critics=")
+        actors = list(agents) if agents is not None else [agent_model] * n
+        names = lambda m: m if isinstance(m, str) else getattr(m, 'name_or_path', None)
+        for c in given:
+            if not any(c is a or (names(c) is not None and names(c) == names(a)) for a in actors):
+                raise ValueError(f"critic {names(c) or type(c).__name__!r} is not an agent's model: comlrl builds each critic from its agent's "
+                                 "own model (a copy of it, or a value head on it); pass the agents' model as critic_model")
+        self.reward_items = PerItemReward(reward_func, n, reward_processor, group_size=args.num_generations)
+        self._setup(args=args, num_agents=n, agent_model=agent_model, agents=agents, tokenizer=tokenizer, model_config=model_config,
+                    train_dataset=train_dataset, eval_dataset=eval_dataset, reward=self.reward_items, formatters=formatters,
+                    external_transition=external_transition, wandb_config=wandb_config, metrics_callback=metrics_callback,
+                    comlrl_kwargs=comlrl_kwargs)
 
 # %% ../../nbs/53_ref_actor_critic.ipynb #360d45e3
 _AC_DOC = dict(agent_model="one model id for every agent (each gets its own full copy)",
@@ -275,6 +248,32 @@ class MAACTrainer(ActorCriticTrainerBase, _ippo.MAACTrainer):
                        train_dataset=train_dataset, eval_dataset=eval_dataset, model_config=model_config, wandb_config=wandb_config,
                        metrics_callback=metrics_callback, external_transition=external_transition, agents=agents,
                        comlrl_kwargs=comlrl_kwargs, shared_critic=True)
+
+# %% ../../nbs/53_ref_actor_critic.ipynb #dfb918ad
+@patch
+def eval_mode(self: ActorCriticTrainerBase):
+    "The reference evaluates one sample per agent and item: the reward function scores nodes of one joint action."
+    import contextlib
+    @contextlib.contextmanager
+    def one():
+        K, self.reward_items.group_size = self.reward_items.group_size, 1
+        try: yield
+        finally: self.reward_items.group_size = K
+    return one()
+
+# %% ../../nbs/53_ref_actor_critic.ipynb #b3422374
+@patch
+def reference_metrics(self: ActorCriticTrainerBase, items, rollouts):
+    "`metrics_callback` on each item's samples, averaged over the items (the reference's eval/ metrics)."
+    if self.metrics_callback is None: return {}
+    per_item = {}
+    for s, ro in rollouts:
+        for smp in rollout_samples(ro, items[s:]):
+            per_item.setdefault(id(smp.metadata['batch_item']), []).append(smp)
+    vals = {}
+    for samples in per_item.values():
+        for k, v in _callback_metrics(self.metrics_callback, samples).items(): vals.setdefault(k, []).append(v)
+    return {k: sum(v) / len(v) for k, v in vals.items()}
 
 # %% ../../nbs/53_ref_actor_critic.ipynb #d3521f6d
 #| eval: false
