@@ -6,6 +6,7 @@
 __all__ = ['DeviceSpec', 'DeviceScheduler']
 
 # %% ../../nbs/56b_schedulers.ipynb #7c598e91
-from ..reference.schedulers import (DeviceSpec, DeviceScheduler, normalize_parallel_training)
-from . import device_scheduler  # registered by comlrl.reference.schedulers
+from ..reference.schedulers import DeviceSpec, DeviceScheduler, normalize_parallel_training
+# the reference's modules under this path, registered by comlrl.reference.schedulers when it is imported
+from . import device_scheduler
 _all_ = ['DeviceSpec', 'DeviceScheduler']

@@ -13,19 +13,18 @@ __all__ = ['RewardCallable', 'Formatter', 'CHECKPOINT_VERSION', 'STATE_FILENAME'
            'capture_rng_state', 'restore_rng_state']
 
 # %% ../../nbs/54b_utils.ipynb #4ba23667
-from ..reference.utils import (RewardCallable, Formatter, CHECKPOINT_VERSION, STATE_FILENAME, RewardProcessors,
-                                    normalize_reward_lengths, resolve_reward_range, set_reward_range,
-                                    build_formatters, ensure_pad_token, ensure_tokenizer, resolve_tokenizers,
-                                    apply_tokenizer_specials, infer_model_name, resolve_model_sources,
-                                    resolve_model_kwargs, freeze_model, DistributedContext, local_context,
-                                    unwrap_model, reference_kl_enabled, reference_kl_coef,
-                                    validate_reference_kl_config, resolve_reference_devices, clone_reference_models,
-                                    load_reference_models_from_sources, response_token_logprobs,
-                                    reference_kl_for_sequence, wandb_init_kwargs, verbose_from_wandb_config,
-                                    read_checkpoint_metadata, capture_rng_state, restore_rng_state,
-                                    call_reward_function)
-from . import (checkpoint, distributed, formatters, model_loading, reference_kl, reward_processor,
-                          reward_utils, tokenizer_utils, wandb_utils)  # registered by comlrl.reference.utils
+from ..reference.utils import (
+    RewardCallable, Formatter, CHECKPOINT_VERSION, STATE_FILENAME, RewardProcessors, normalize_reward_lengths,
+    resolve_reward_range, set_reward_range, build_formatters, ensure_pad_token, ensure_tokenizer,
+    resolve_tokenizers, apply_tokenizer_specials, infer_model_name, resolve_model_sources, resolve_model_kwargs,
+    freeze_model, DistributedContext, local_context, unwrap_model, reference_kl_enabled, reference_kl_coef,
+    validate_reference_kl_config, resolve_reference_devices, clone_reference_models,
+    load_reference_models_from_sources, response_token_logprobs, reference_kl_for_sequence, wandb_init_kwargs,
+    verbose_from_wandb_config, read_checkpoint_metadata, capture_rng_state, restore_rng_state, call_reward_function)
+# the reference's modules under this path, registered by comlrl.reference.utils when it is imported
+from . import (
+    checkpoint, distributed, formatters, model_loading, reference_kl, reward_processor, reward_utils,
+    tokenizer_utils, wandb_utils)
 _all_ = ['RewardCallable', 'Formatter', 'CHECKPOINT_VERSION', 'STATE_FILENAME', 'RewardProcessors',
          'normalize_reward_lengths', 'resolve_reward_range', 'set_reward_range', 'build_formatters',
          'ensure_pad_token', 'ensure_tokenizer', 'resolve_tokenizers', 'apply_tokenizer_specials', 'infer_model_name',

@@ -7,9 +7,10 @@ __all__ = ['RewardFunc', 'Formatter', 'MetricsCallback', 'IACConfig', 'MAACConfi
            'ActorCriticTrainerBase', 'IACTrainer', 'MAACTrainer']
 
 # %% ../../../nbs/53b_trainers_actor_critic.ipynb #96c2f135
-from ...reference.actor_critic import (RewardFunc, Formatter, MetricsCallback, IACConfig, MAACConfig,
-                                           RolloutSample, rollout_samples, ActorCriticTrainerBase, IACTrainer,
-                                           MAACTrainer)
-from . import ac_base, iac, maac  # registered by comlrl.reference.actor_critic
+from ...reference.actor_critic import (
+    RewardFunc, Formatter, MetricsCallback, IACConfig, MAACConfig, RolloutSample, rollout_samples,
+    ActorCriticTrainerBase, IACTrainer, MAACTrainer)
+# the reference's modules under this path, registered by comlrl.reference.actor_critic when it is imported
+from . import ac_base, iac, maac
 _all_ = ['RewardFunc', 'Formatter', 'MetricsCallback', 'IACConfig', 'MAACConfig', 'RolloutSample', 'rollout_samples',
          'ActorCriticTrainerBase', 'IACTrainer', 'MAACTrainer']

@@ -6,7 +6,9 @@
 __all__ = ['WHY', 'CentralizedComparatorAdapter']
 
 # %% ../../../nbs/55b_trainers_preference.ipynb #ac2ae89a
-from ...reference.preference import (WHY, CentralizedComparatorAdapter, CentralizedComparatorParseError,
-                                         TaggedCentralizedComparatorAdapter, package_getattr as __getattr__)
-from . import centralized  # registered by comlrl.reference.preference
+from ...reference.preference import (
+    WHY, CentralizedComparatorAdapter, CentralizedComparatorParseError, TaggedCentralizedComparatorAdapter,
+    package_getattr as __getattr__)
+# the reference's modules under this path, registered by comlrl.reference.preference when it is imported
+from . import centralized
 _all_ = ['WHY', 'CentralizedComparatorAdapter']

@@ -8,12 +8,12 @@ __all__ = ['ADVANTAGE_MODES', 'reference_advantages', 'MAGRPOConfig', 'MAREINFOR
            'TaggedCentralizedComparatorAdapter', 'JointRoles', 'CentralizedMAGRPOConfig', 'CentralizedMAGRPOTrainer']
 
 # %% ../../../nbs/52b_trainers_reinforce.ipynb #74a296dd
-from ...reference.reinforce import (ADVANTAGE_MODES, reference_advantages, MAGRPOConfig, MAREINFORCEConfig,
-                                        MARLOOConfig, MAReMaxConfig, MAGRPOTrainer, MAREINFORCETrainer, MARLOOTrainer,
-                                        MAReMaxTrainer, CentralizedComparatorParseError,
-                                        TaggedCentralizedComparatorAdapter, JointRoles, CentralizedMAGRPOConfig,
-                                        CentralizedMAGRPOTrainer)
-from . import (centralized_magrpo, magrpo, mareinforce, maremax, marloo)  # registered by comlrl.reference.reinforce
+from ...reference.reinforce import (
+    ADVANTAGE_MODES, reference_advantages, MAGRPOConfig, MAREINFORCEConfig, MARLOOConfig, MAReMaxConfig,
+    MAGRPOTrainer, MAREINFORCETrainer, MARLOOTrainer, MAReMaxTrainer, CentralizedComparatorParseError,
+    TaggedCentralizedComparatorAdapter, JointRoles, CentralizedMAGRPOConfig, CentralizedMAGRPOTrainer)
+# the reference's modules under this path, registered by comlrl.reference.reinforce when it is imported
+from . import centralized_magrpo, magrpo, mareinforce, maremax, marloo
 _all_ = ['ADVANTAGE_MODES', 'reference_advantages', 'MAGRPOConfig', 'MAREINFORCEConfig', 'MARLOOConfig',
          'MAReMaxConfig', 'MAGRPOTrainer', 'MAREINFORCETrainer', 'MARLOOTrainer', 'MAReMaxTrainer',
          'CentralizedComparatorParseError', 'TaggedCentralizedComparatorAdapter', 'JointRoles',
