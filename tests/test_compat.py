@@ -53,7 +53,7 @@ def test_config_has_the_reference_fields_and_defaults(name):
 
 @pytest.mark.parametrize('name', PREFERENCE)
 def test_preference_trainers_are_one_clear_error(name):
-    from comlrl.compat import NotProvidedError
+    from comlrl.reference.compat import NotProvidedError
     module = (API['configs'].get(name) or API['trainers'].get(name) or API['classes'][name])['module']
     for path in (module, 'comlrl.trainers.preference'):
         with pytest.raises(NotProvidedError, match='is not provided by comlrl'):
@@ -108,7 +108,7 @@ def test_trainer_takes_the_reference_arguments_and_methods(name, tiny, tmp_path)
 
 
 def test_every_module_path_imports_or_says_it_is_not_provided():
-    from comlrl.compat import NotProvidedError
+    from comlrl.reference.compat import NotProvidedError
     served, refused = [], []
     for module in API['modules']:
         try: importlib.import_module(module); served.append(module)
@@ -120,7 +120,7 @@ def test_every_module_path_imports_or_says_it_is_not_provided():
 
 
 def test_every_public_name_is_there_or_says_it_is_not_provided():
-    from comlrl.compat import NotProvidedError
+    from comlrl.reference.compat import NotProvidedError
     there, refused = 0, 0
     for module, info in API['modules'].items():
         if module in NOT_PROVIDED_MODULES: continue
@@ -135,7 +135,7 @@ def test_every_public_name_is_there_or_says_it_is_not_provided():
 
 
 def test_coming_from_comlrl_lists_every_name():
-    from comlrl.compat import REFERENCE_NAMES
+    from comlrl.reference.compat import REFERENCE_NAMES
     names = {n for info in API['modules'].values() for n in info['public']}
     assert set(REFERENCE_NAMES) == names, (names - set(REFERENCE_NAMES), set(REFERENCE_NAMES) - names)
 
@@ -143,7 +143,7 @@ def test_coming_from_comlrl_lists_every_name():
 def reference_name_rows() -> list:
     "(name, what its path here does, comlrl's own) for every public name of CoMLRL 1.4.3, sorted: the table of 50_from_comlrl."
     import sys
-    from comlrl.compat import NotProvidedError, REFERENCE_NAMES
+    from comlrl.reference.compat import NotProvidedError, REFERENCE_NAMES
     served_pkgs = ['comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic', 'comlrl.utils', 'comlrl.schedulers', 'comlrl.trainers.preference']
     for p in served_pkgs: importlib.import_module(p)
     modules = ['comlrl', 'comlrl.trainers'] + sorted(m for m in sys.modules if any(m == p or m.startswith(p + '.') for p in served_pkgs))
@@ -176,13 +176,15 @@ def test_core_types_carry_no_compatibility_parameters():
 
 
 def test_comlrl_never_imports_the_layer():
-    "Importing any of comlrl's own modules leaves the compatibility layer unloaded (it sits on top, 51_compat)."
+    """Importing any of comlrl's own modules leaves the compatibility layer unloaded (it sits on top, in its wing
+    `comlrl.reference`, 51_compat): `comlrl.trainers` loads only the wing's table of the reference's exports (57_ref_trainers)."""
     import subprocess, sys
-    own = sorted(p.stem for p in (ROOT / 'comlrl').glob('*.py') if not p.stem.startswith('_') and p.stem != 'compat')
+    own = sorted(p.stem for p in (ROOT / 'comlrl').glob('*.py') if not p.stem.startswith('_'))
     own += [f'trainers.{p.stem}' for p in (ROOT / 'comlrl' / 'trainers').glob('*.py') if not p.stem.startswith('_')]
     own += [f'envs.{p.stem}' for p in (ROOT / 'comlrl' / 'envs').glob('*.py') if not p.stem.startswith('_')]
     code = ('import importlib, sys\n' + ''.join(f"importlib.import_module('comlrl.{m}')\n" for m in own) +
-            "print(sorted(m for m in sys.modules if m == 'comlrl.compat' or m.startswith(('comlrl.utils', 'comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic'))))")
+            "print(sorted(m for m in sys.modules if m.startswith(('comlrl.reference.', 'comlrl.utils', 'comlrl.schedulers', 'comlrl.trainers.reinforce', "
+            "'comlrl.trainers.actor_critic', 'comlrl.trainers.preference')) and m != 'comlrl.reference.trainers'))")
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == '[]', out.stdout

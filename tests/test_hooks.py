@@ -1,12 +1,12 @@
 """The hook table of `04_trainer` (`HOOKS`) against every trainer class comlrl defines (its own, and the compatibility
-layer's at the reference's paths), which the notebook cannot import (they come in later notebooks): trainers override
+layer's, in comlrl.reference), which the notebook cannot import (they come in later notebooks): trainers override
 hooks, never the loop's own calls."""
 import importlib, inspect, pkgutil
 
 import comlrl
 from comlrl.trainer import HOOKS, TRAINER_CALLS, MATrainer, hooks_markdown, overrides
 
-REFERENCE_PACKAGES = ('comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic')  # the compatibility layer's trainers
+REFERENCE_PACKAGES = ('comlrl.reference.',)  # the compatibility layer's trainers, in its wing (re-exported at the reference's paths)
 
 
 def _trainers() -> list:

@@ -36,7 +36,8 @@ for m in pkgutil.walk_packages(comlrl.__path__, 'comlrl.'):  # every module: a r
 out['everything'] = {'env': list(ENVIRONMENTS), 'algo': list(ALGORITHMS)}
 print(json.dumps(out))
 """
-REFERENCE = ('comlrl.compat', 'comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic', 'comlrl.trainers.preference')
+# the compatibility layer (`comlrl.trainers` loads only its table of the reference's exports, comlrl.reference.trainers)
+REFERENCE = ('comlrl.reference.compat', 'comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic', 'comlrl.trainers.preference')
 
 
 @pytest.fixture(scope='module')

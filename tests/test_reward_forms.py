@@ -40,7 +40,7 @@ def test_the_forms_are_the_references():
 
 @pytest.mark.parametrize('name', list(FORMS))
 def test_reference_classes_give_the_references_rewards(name):
-    from comlrl.compat import PerItemReward, PerJointActionReward
+    from comlrl.reference.compat import PerItemReward, PerJointActionReward
     f, n = FORMS[name]
     comps, prompts = inputs(n)
     ref = REF['forms'][name]
