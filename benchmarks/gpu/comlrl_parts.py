@@ -8,8 +8,8 @@ import functools, json, math, tempfile, time, warnings
 
 import torch
 
-from common import (SPEED_MODEL, Timer, build_tokenizer, decode_weight_bytes, forbid_tokens, length_reward, model_config,
-                    peak_memory_bytes, random_model, speed_record, speed_sizes, sync, tldr_prompts, versions)
+from common import (Timer, build_tokenizer, decode_weight_bytes, length_reward, model_config, peak_memory_bytes, random_model,
+                    speed_job, speed_record, sync, tldr_prompts, versions)
 
 DTYPES = {'float16': torch.float16, 'bfloat16': torch.bfloat16, 'float32': torch.float32, None: torch.float32}
 
@@ -153,13 +153,9 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
     import comlrl.rollout as R
     from comlrl.models import default_lora_config, load_agents
     from comlrl.trainers.magrpo import MAGRPOConfig, MAGRPOTrainer
-    s = speed_sizes(dry_run, quick)
+    job = speed_job(device, dry_run, quick)
+    s, tok, model, t0 = job.sizes, job.tokenizer, job.model, job.started
     steps = s['warmup'] + s['timed']
-    cfg = model_config(SPEED_MODEL, dry_run)
-    tok = build_tokenizer(cfg['vocab_size'])
-    t0 = time.perf_counter()
-    model = random_model(cfg, torch.bfloat16, device)
-    forbid_tokens(model, [tok.eos_token_id, tok.pad_token_id])  # full copies keep the hook (deepcopy)
     agents = load_agents(model, num_agents=num_agents, tokenizer=tok, use_lora=lora, device=device,
                          lora_config=default_lora_config(r=32, lora_alpha=64))
     items = [{'prompt': q} for q in tldr_prompts(tok, s['B'] * steps, s['P'])]

@@ -175,6 +175,20 @@ def speed_sizes(dry_run: bool, quick: bool) -> dict:
     return dict(B=8, K=8, P=128, C=128 if quick else 256, warmup=1, timed=1 if quick else 3)
 
 
+def speed_job(device, dry_run: bool, quick: bool):
+    """What every library's speed run starts from: the sizes (`speed_sizes`), the tokenizer, the random Qwen2.5-1.5B in
+    bfloat16 on `device` that cannot end a sample early (`forbid_tokens`), its stop ids, and the time it started loading."""
+    from types import SimpleNamespace
+    s = speed_sizes(dry_run, quick)
+    cfg = model_config(SPEED_MODEL, dry_run)
+    tok = build_tokenizer(cfg['vocab_size'])
+    stop_ids = [tok.eos_token_id, tok.pad_token_id]
+    t0 = time.perf_counter()
+    model = random_model(cfg, torch.bfloat16, device)
+    forbid_tokens(model, stop_ids)  # full copies of the model keep the hook (deepcopy)
+    return SimpleNamespace(sizes=s, tokenizer=tok, model=model, stop_ids=stop_ids, started=t0)
+
+
 def decode_weight_bytes(model, adapters: int = 1) -> int:
     "Bytes of weights one decoding step of one agent reads: the base, plus one of the `adapters` LoRA adapters it holds."
     total = sum(q.numel() * q.element_size() for q in model.parameters())

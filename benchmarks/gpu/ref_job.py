@@ -16,11 +16,8 @@ import argparse, copy, os, sys, time
 os.environ['WANDB_MODE'] = 'disabled'
 os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
 
-import torch
-
-from common import (SPEED_MODEL, Timer, build_tokenizer, completion_lengths, decode_weight_bytes, forbid_tokens,
-                    length_reward, model_config, peak_memory_bytes, random_model, speed_record, speed_sizes, sync,
-                    tldr_prompts, versions, write_json)
+from common import (Timer, completion_lengths, decode_weight_bytes, length_reward, peak_memory_bytes, speed_job, speed_record,
+                    sync, tldr_prompts, versions, write_json)
 
 
 class Steps:
@@ -47,13 +44,8 @@ def run(device: str, dry_run: bool = False, quick: bool = False) -> dict:
                            f"from {comlrl.__file__}: install it apart (pip install --no-deps --target DIR comlrl==1.4.3) "
                            "and start this script with PYTHONPATH=DIR:benchmarks/gpu/stubs")
     from comlrl.trainers.reinforce import MAGRPOConfig, MAGRPOTrainer
-    s = speed_sizes(dry_run, quick)
-    cfg = model_config(SPEED_MODEL, dry_run)
-    tok = build_tokenizer(cfg['vocab_size'])
-    stop_ids = [tok.eos_token_id, tok.pad_token_id]
-    t0 = time.perf_counter()
-    base = random_model(cfg, torch.bfloat16, device)
-    forbid_tokens(base, stop_ids)
+    job = speed_job(device, dry_run, quick)
+    s, tok, base, stop_ids, t0 = job.sizes, job.tokenizer, job.model, job.stop_ids, job.started
     agents = [base, copy.deepcopy(base)]
     prompts = s['warmup'] + s['timed']  # one prompt per step
     items = [{'prompt': q} for q in tldr_prompts(tok, prompts, s['P'])]

@@ -9,9 +9,8 @@ import tempfile, time
 
 import torch
 
-from common import (SPEED_MODEL, Timer, build_tokenizer, decode_weight_bytes, forbid_tokens, length_reward, model_config,
-                    peak_memory_bytes, random_model, speed_record, speed_sizes, sync, tldr_prompts, versions,
-                    completion_lengths)
+from common import (Timer, completion_lengths, decode_weight_bytes, length_reward, peak_memory_bytes, speed_job, speed_record,
+                    sync, tldr_prompts, versions)
 
 
 def run(device: str, dry_run: bool = False, quick: bool = False) -> dict:
@@ -20,14 +19,9 @@ def run(device: str, dry_run: bool = False, quick: bool = False) -> dict:
     from peft import LoraConfig
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
-    s = speed_sizes(dry_run, quick)
+    job = speed_job(device, dry_run, quick)
+    s, tok, model, stop_ids, t0 = job.sizes, job.tokenizer, job.model, job.stop_ids, job.started
     steps = s['warmup'] + s['timed']
-    cfg = model_config(SPEED_MODEL, dry_run)
-    tok = build_tokenizer(cfg['vocab_size'])
-    stop_ids = [tok.eos_token_id, tok.pad_token_id]
-    t0 = time.perf_counter()
-    model = random_model(cfg, torch.bfloat16, device)
-    forbid_tokens(model, stop_ids)
     data = Dataset.from_list([{'prompt': q} for q in tldr_prompts(tok, s['B'] * steps, s['P'])])
     timer, per_step, lengths = Timer(device), [], []
 
