@@ -2,7 +2,7 @@
 
 Wraps (by name, for this process only) the prefill, the generate calls, the rollout, the log-prob forwards and the
 backward pass, runs the job, and prints the job's JSON line and then the seconds spent in each phase (summed over
-agents and steps; the phases nest: `_rollout` contains `generate`, which contains `prefill_cache`; `backward`
+agents and steps; the phases nest: `collect_rollout` contains `generate`, which contains `prefill_cache`; `backward`
 contains `completion_logprobs`, the rest of `backward` is the backward pass itself).
 
     OMP_NUM_THREADS=1 python benchmarks/profile_phases.py --model-dir ../shared/models/smollm2-135m-instruct-gguf \
@@ -27,7 +27,7 @@ def timed(owner, name):
     setattr(owner, name, wrapper)
 
 for owner, name in [(G, 'prefill_cache'), (R, 'generate'), (T, 'completion_logprobs'),
-                    (T.MATrainer, '_rollout'), (T.MATrainer, 'rollout_tensors'), (T.MATrainer, 'backward'),
+                    (T.MATrainer, 'collect_rollout'), (T.MATrainer, 'rollout_tensors'), (T.MATrainer, 'backward'),
                     (T.MATrainer, 'optimizer_step')]:
     timed(owner, name)
 atexit.register(lambda: print(json.dumps({'phase_seconds': {k: round(v, 1) for k, v in seconds.items()}})))

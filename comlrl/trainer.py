@@ -97,7 +97,7 @@ HOOKS: list[Hook] = [
 
 TRAINER_CALLS: dict[str, str] = {  # MATrainer's other public names: what a hook may call, the loop's own steps, the user's API
     **dict.fromkeys(('autocast', 'backward_loss', 'reference_logps', 'num_training_steps', 'generation_kwargs'), 'a hook may call it'),
-    **dict.fromkeys(('training_step', 'backward', 'optimizer_step', 'summarise', 'log'), 'a step of the loop'),
+    **dict.fromkeys(('collect_rollout', 'training_step', 'backward', 'optimizer_step', 'summarise', 'log'), 'a step of the loop'),
     **dict.fromkeys(('train', 'evaluate', 'save_model', 'load_agent_weights', 'save_checkpoint', 'load_checkpoint', 'finish_loggers',
                      'run_name', 'run_config', 'wandb_init_kwargs'), "the user's API"),
 }
@@ -381,7 +381,10 @@ def generation_kwargs(self: MATrainer, greedy: bool = False, # greedy decoding, 
 
 # %% ../nbs/04_trainer.ipynb #6c47928f
 @patch
-def _rollout(self: MATrainer, items: list, seeds: Optional[list] = None) -> Rollout:
+def collect_rollout(self: MATrainer, items: list, # B task items
+                    seeds: Optional[list] = None, # one sampling seed per item (`prompt_seeds`); None: the global RNG
+                   ) -> Rollout: # the batch's rollout
+    "One rollout of `items` with the config's sampling settings (`03_rollout`): what each training step collects."
     a = self.args
     return rollout(self.agents, items, self.reward_func, self.formatters, num_generations=a.num_generations,
                    joint_mode=a.joint_mode, num_turns=a.num_turns, transition=self.transition, gamma=a.gamma,
@@ -640,7 +643,7 @@ def training_step(self: MATrainer, batches: list[list], # gradient_accumulation_
     t0, a, stats = time.perf_counter(), self.args, {}
     seeds = seeds if seeds is not None else [None] * len(batches)
     with self.autocast():  # the update's forwards enter it in their `UnitForward`
-        rollouts = self.last_rollouts = [self._rollout(items, s) for items, s in zip(batches, seeds)]
+        rollouts = self.last_rollouts = [self.collect_rollout(items, s) for items, s in zip(batches, seeds)]
         for ro in rollouts: self._rollout_stats(ro, stats)  # what every algorithm logs
         tensors = [self.rollout_tensors(ro) for ro in rollouts]
         targets = self.advantage_targets(rollouts, tensors, stats)
