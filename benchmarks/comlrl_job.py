@@ -1,7 +1,7 @@
 """The benchmark job of `vs_comlrl.py`, run with comlrl: two agents on SmolLM2-135M-Instruct, MAGRPO, TL;DR prompts.
 
 Prints one JSON line: training wall time (model loading excluded), seconds per prompt, peak resident memory, the
-seconds spent generating (`comlrl.rollout.generate`) and in the update (`MATrainer.backward` and `optimizer_step`), and
+seconds spent generating (`comlrl.samplers.generate`) and in the update (`MATrainer.backward` and `optimizer_step`), and
 the job's FLOPs counted by `flops.py` from the tokens the run actually produced (prompt and completion lengths, also
 per generate call). `--num-agents` and `--num-turns` grow the job for `scaling.py`: agent i's reward asks for about
 20·(i + 1) words (the two-agent job's 20 and 40), and a second turn shows each agent its post, its own first answer
@@ -38,10 +38,10 @@ def feedback_transition(item: dict, history: list) -> list:
 
 
 def record_generations(agents: list, calls: list):
-    """Wrap `comlrl.rollout.generate` (what the trainer calls) to append each call's token counts and seconds to `calls`:
+    """Wrap `comlrl.samplers.generate` (what the trainer's default sampler calls) to append each call's token counts and seconds to `calls`:
     {'agent': i, 'prompt': [P_b tokens], 'completion': [[n_bk tokens up to and including the first EOS] * K] per prompt,
     'seconds': wall time of the call}."""
-    import comlrl.rollout as R
+    import comlrl.samplers as R  # the default sampler (HFSampler) calls its module's generate
     generate = R.generate
 
     def agent_of(model) -> int:

@@ -12,7 +12,7 @@ import atexit, functools, json, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import comlrl.generation as G, comlrl.rollout as R, comlrl.trainer as T
+import comlrl.generation as G, comlrl.samplers as R, comlrl.trainer as T
 
 seconds = {}
 

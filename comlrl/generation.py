@@ -113,6 +113,7 @@ class Generation:
     completion_mask: torch.Tensor  # [N, C] long, 1 up to and including the first EOS
     texts: list[str]  # N decoded completions, special tokens and padding removed
     num_generations: int  # K
+    sampler_logps: Optional[torch.Tensor] = None  # [N, C] float: the sampling engine's log-probs of the sampled tokens (vLLM), else None
 
     @property
     def batch_size(self) -> int: return len(self.texts) // self.num_generations  # B

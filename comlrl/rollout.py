@@ -17,6 +17,7 @@ import torch
 from .core import Formatter, Prompt, RewardFunction, Rewards, Transition, Turn, as_formatters
 from .generation import Generation, generate
 from .models import Agent
+from .samplers import HFSampler, Sampler, checked_sample
 
 # %% ../nbs/03_rollout.ipynb #a2a4dd37
 JOINT_MODE_ALIASES = {'aligned': 'align', 'crossed': 'cross'}  # the reference library's spellings
@@ -130,12 +131,12 @@ def _joint_actions(gens, nodes, items, idx, num_generations, n) -> tuple:
     return completions, prompts, batch_items
 
 # %% ../nbs/03_rollout.ipynb #3f2c6daa
-def _greedy_baseline(agents, nodes, items, rf, generation_kwargs) -> torch.Tensor:
+def _greedy_baseline(agents, nodes, items, rf, generation_kwargs, sampler: Sampler) -> torch.Tensor:
     "[G] reward of each node's greedy joint action."
     n = len(agents)
     gkw = {k: v for k, v in generation_kwargs.items() if k not in ('temperature', 'top_p', 'top_k', 'min_p', 'do_sample')}
-    greedy = [generate(a.policy(), a.tokenizer, [nd.prompts[i] for nd in nodes], 1, do_sample=False, **gkw).texts
-              for i, a in enumerate(agents)]
+    greedy = [g.texts for g in checked_sample(sampler, agents, [[nd.prompts[i] for nd in nodes] for i in range(n)], 1,
+                                              do_sample=False, **gkw)]
     return rf(greedy, prompts=[[nd.prompts[i] for nd in nodes] for i in range(n)],
               batch_items=[items[nd.item_index] for nd in nodes]).total
 
@@ -180,10 +181,11 @@ def rollout(agents: Sequence[Agent], # the team (n agents)
             greedy_baseline: bool = False, # also score the greedy joint action at each node (ReMax)
             early_termination_threshold: Optional[float] = None, # a node whose mean reward exceeds it has no children
             seeds: Optional[Sequence[int]] = None, # B non-negative integers, one per task item (see above); None: the global RNG
+            sampler: Optional[Sampler] = None, # who decodes (`02b_samplers`); None: `HFSampler()`, Hugging Face `generate`
             **generation_kwargs, # max_completion_length, temperature, top_p, ... (see `generate`)
            ) -> Rollout:
     "Sample, score and back up a batch of episodes. Raises `ValueError` on inconsistent settings."
-    n, K = len(agents), num_generations
+    n, K, sampler = len(agents), num_generations, sampler if sampler is not None else HFSampler()
     _check_rollout_settings(items, num_turns, transition, seeds)
     fs = as_formatters(formatters, n)
     rf = reward_func if isinstance(reward_func, RewardFunction) else RewardFunction(reward_func, n)
@@ -193,13 +195,12 @@ def rollout(agents: Sequence[Agent], # the team (n agents)
     levels = []
     for t in range(num_turns):
         if not nodes: break
-        level_seeds = [None] * n if seeds is None else [[node_seed(int(seeds[nd.item_index]), i, t, m)  # one per node, per agent
-                                                         for nd, m in zip(nodes, _item_ranks(nodes))] for i in range(n)]
-        gens = [generate(a.policy(), a.tokenizer, [nd.prompts[i] for nd in nodes], K, seeds=level_seeds[i], **generation_kwargs)
-                for i, a in enumerate(agents)]
+        level_seeds = None if seeds is None else [[node_seed(int(seeds[nd.item_index]), i, t, m)  # one per node, per agent
+                                                   for nd, m in zip(nodes, _item_ranks(nodes))] for i in range(n)]
+        gens = checked_sample(sampler, agents, [[nd.prompts[i] for nd in nodes] for i in range(n)], K, level_seeds, **generation_kwargs)
         completions, prompts, batch_items = _joint_actions(gens, nodes, items, idx, K, n)
         rewards = rf(completions, prompts=prompts, batch_items=batch_items)
-        baseline = _greedy_baseline(agents, nodes, items, rf, generation_kwargs) if greedy_baseline else None
+        baseline = _greedy_baseline(agents, nodes, items, rf, generation_kwargs, sampler) if greedy_baseline else None
         children, nxt = torch.full((len(nodes), J), -1, dtype=torch.long), []
         if t + 1 < num_turns:
             children, nxt = _next_nodes(nodes, rewards, completions, items, transition, J, n, t, early_termination_threshold)

@@ -150,7 +150,7 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
     """comlrl's run of the speed job: `num_agents` agents (LoRA r=32 on one base, or full copies) on a random
     Qwen2.5-1.5B in bfloat16, MAGRPO, bf16 autocast; `compiled` None is comlrl's default (compiled decoding on CUDA).
     Times every step (generation, reward and the rest, the update) and asserts every sample has exactly C tokens."""
-    import comlrl.rollout as R
+    import comlrl.samplers as R  # the default sampler (HFSampler) calls its module's generate
     from comlrl.models import default_lora_config, load_agents
     from comlrl.trainers.magrpo import MAGRPOConfig, MAGRPOTrainer
     job = speed_job(device, dry_run, quick)
