@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Union
 from fastcore.basics import patch
 
 from .generation import MAX_COMPLETION_LENGTH
-from .losses import LOSS_TYPES
+from .losses import IS_MODES, LOSS_TYPES
 from .rollout import JOINT_MODE_ALIASES
 
 # %% ../nbs/03d_config.ipynb #35237ed7
@@ -78,8 +78,8 @@ class _CheckedConfig:
 
 # %% ../nbs/03d_config.ipynb #7bcfaa4c
 @dataclass
-class MAConfig(_CheckedConfig):
-    "Settings shared by all critic-free multi-agent trainers. Raises `ValueError` naming the field when a value is invalid."
+class _RunConfig(_CheckedConfig):
+    "The first half of `MAConfig`'s fields (a class cell holds at most 60 lines): the run, the optimiser and the rollout."
     # where results go
     output_dir: str = 'outputs/comlrl'  # metrics.jsonl, checkpoints, final agents
     seed: int = 0  # seeds Python, NumPy and PyTorch, and the data order
@@ -125,6 +125,11 @@ class MAConfig(_CheckedConfig):
     num_turns: int = 1  # turns per episode; > 1 needs a transition
     gamma: float = 1.0  # discount per turn
     early_termination_threshold: Optional[float] = None  # a node whose mean reward exceeds it stops branching (None: off; see 03_rollout)
+
+# %% ../nbs/03d_config.ipynb #cfgvllm1
+@dataclass
+class MAConfig(_RunConfig):
+    "Settings shared by all critic-free multi-agent trainers. Raises `ValueError` naming the field when a value is invalid."
     # loss
     loss_type: str = 'dapo'  # 'seq_sum', 'dapo' or 'dr_grpo' (TRL's names where TRL has the aggregation)
     scale_rewards: str = 'none'  # 'group', 'batch' or 'none'
@@ -136,6 +141,17 @@ class MAConfig(_CheckedConfig):
     fp16: bool = False  # float16 autocast with loss scaling (a T4); trained parameters stay float32 (see Mixed precision)
     bf16: bool = False  # bfloat16 autocast (an A100/H100, or a CPU that has it)
     disable_dropout: bool = True  # dropout would make training log-probs differ from sampling ones
+    # sampling with vLLM (02c_vllm_sampler; TRL's names)
+    use_vllm: bool = False  # sample with vLLM: one engine for the team's shared base, every agent's adapter in one batch
+    vllm_mode: str = 'colocate'  # the engine runs in the training process (the only mode so far)
+    vllm_gpu_memory_utilization: float = 0.3  # share of the GPU's memory the engine may take, weights and KV cache
+    vllm_enable_sleep_mode: bool = False  # free the engine's KV cache and offload its weights between generations (CUDA only)
+    vllm_max_model_length: Optional[int] = None  # the engine's context in tokens (None: the model's)
+    vllm_importance_sampling_correction: bool = True  # weight each token's loss by π_θ/μ, the trainer's over the engine's probability (03c_losses)
+    vllm_importance_sampling_mode: str = 'sequence_mask'  # 'token_truncate', 'token_mask', 'sequence_truncate' or 'sequence_mask'
+    vllm_importance_sampling_clip_min: Optional[float] = None  # lower bound of the ratio (None: none)
+    vllm_importance_sampling_clip_max: Optional[float] = 3.0  # upper bound of the ratio (None: none)
+    vllm_importance_sampling_cap: Optional[float] = None  # TRL's earlier name of vllm_importance_sampling_clip_max (it wins when given)
 
 # %% ../nbs/03d_config.ipynb #1f1999f2
 @patch
@@ -149,6 +165,21 @@ _CHOICES = {'joint_mode': ('align', 'cross'), 'loss_type': LOSS_TYPES, 'scale_re
                                   'constant_with_warmup', 'inverse_sqrt', 'reduce_lr_on_plateau', 'cosine_with_min_lr',
                                   'warmup_stable_decay')}
 _REPORTERS = ('none', 'tensorboard', 'wandb', 'trackio')
+
+# %% ../nbs/03d_config.ipynb #cfgvllm3
+def _validate_vllm(cfg, # an MAConfig
+                   bad, # bad(field, why) raises ValueError naming the field
+                  ):
+    "The vLLM fields: `vllm_importance_sampling_cap` (TRL's earlier name) becomes the upper bound; the mode and bounds checked."
+    if cfg.vllm_importance_sampling_cap is not None: cfg.vllm_importance_sampling_clip_max = cfg.vllm_importance_sampling_cap
+    if cfg.vllm_mode != 'colocate':
+        bad('vllm_mode', f"is {cfg.vllm_mode!r}: only 'colocate' (the engine inside the training process) is supported so far")
+    if cfg.vllm_importance_sampling_mode not in IS_MODES: bad('vllm_importance_sampling_mode', f"must be one of {IS_MODES}, got {cfg.vllm_importance_sampling_mode!r}")
+    lo, hi = cfg.vllm_importance_sampling_clip_min, cfg.vllm_importance_sampling_clip_max
+    if lo is not None and hi is not None and not lo < hi:
+        bad('vllm_importance_sampling_clip_min', f"({lo}) must be below vllm_importance_sampling_clip_max ({hi})")
+    if not 0 < cfg.vllm_gpu_memory_utilization <= 1:
+        bad('vllm_gpu_memory_utilization', f"must be in (0, 1], got {cfg.vllm_gpu_memory_utilization}")
 
 # %% ../nbs/03d_config.ipynb #3c8243d1
 @patch
@@ -200,6 +231,7 @@ def _validate(self: MAConfig):
     self.report_to = [r for r in reps if r != 'none']
     if self.run_name is not None and (not isinstance(self.run_name, str) or not self.run_name.strip()):
         bad('run_name', f"must be None or a non-empty string, got {self.run_name!r}")
+    _validate_vllm(self, bad)
 
 # %% ../nbs/03d_config.ipynb #bd86f544
 @patch

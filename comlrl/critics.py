@@ -314,8 +314,9 @@ def chunk_backward(self: ActorCriticTrainer, agent: int, gen, rows, level_tensor
     pick = lambda t: None if t is None else t[rows].to(dev)
     if cr.shared: lp, v = forward(ag.name, critic_values, cr, ag.policy(), *ids, K, cin, with_logps=True, **kw)  # one forward, one backward
     else: lp = forward(ag.name, completion_logprobs, ag.policy(), *ids, num_generations=K, **kw)
+    w, is_sums = self.importance_weights(gen, rows, lp.detach() if level_tensors['old_logps'] is None else pick(level_tensors['old_logps']), mask)
     pl, pinfo = token_loss(lp, pick(level_targets['advantages']), pick(level_tensors['old_logps']), pick(level_tensors['ref_logps']),
-                           a.epsilon, a.beta, mask)
+                           a.epsilon, a.beta, mask, is_weights=w)  # an engine's samples reweighted (04_trainer)
     policy_loss = (pl * mask).sum() / denom
     if not cr.shared:  # the critic's own forward (on its own inputs and device), after the policy's backward
         self.backward_loss(policy_loss)
@@ -325,7 +326,7 @@ def chunk_backward(self: ActorCriticTrainer, agent: int, gen, rows, level_tensor
     value_loss = (vl * mask.to(cdev)).sum() / denom
     self.backward_loss(policy_loss + a.vf_coef * value_loss.to(dev) if cr.shared else a.vf_coef * value_loss)
     out = {'loss': policy_loss.item(), 'value_loss': value_loss.item(), 'tokens': mask.sum().item(),
-           'clipped': (pinfo['clipped'] * mask).sum().item(), 'value_clipped': (vinfo['clipped'] * mask.to(cdev)).sum().item()}
+           'clipped': (pinfo['clipped'] * mask).sum().item(), 'value_clipped': (vinfo['clipped'] * mask.to(cdev)).sum().item(), **is_sums}
     if 'kl' in pinfo: out['kl'] = (pinfo['kl'] * mask).sum().item()
     return out
 
@@ -349,7 +350,6 @@ def value_stats(self: ActorCriticTrainer, agent: int, # whose critic
     (_, _, var_R), (_, mean_V, _), (_, _, var_err) = (global_moments(acc, x.float()) for x in (returns, values, returns - values))
     stats.setdefault(f'value/{name}', []).append(mean_V)
     stats.setdefault(f'explained_variance/{name}', []).append(1 - var_err / var_R if var_R > 0 else float('nan'))
-
 @patch
 def save_extra(self: ActorCriticTrainer, output_dir: Path): save_critics(self.critics, output_dir)
 
