@@ -14,12 +14,14 @@ from fastcore.docments import MarkdownRenderer
 
 # %% ../nbs/42_showdoc.ipynb #8e47ed55
 def _exported(obj):
-    "The object of `obj`'s name that comlrl's package exports (nbdev's index, `comlrl._modidx`), or None."
+    """The object of `obj`'s name that comlrl's package exports (nbdev's index, `comlrl._modidx`), or None. When several
+    modules export that name (comlrl's `MAGRPOConfig` and the reference wing's), the one with `obj`'s docstring."""
     from comlrl._modidx import d
     name = getattr(obj, '__qualname__', '')
-    mod = next((m for m, syms in d['syms'].items() if f'{m}.{name}' in syms), None)
-    if mod is None: return None
-    return functools.reduce(getattr, name.split('.'), importlib.import_module(mod))
+    found = [functools.reduce(getattr, name.split('.'), importlib.import_module(m))
+             for m, syms in d['syms'].items() if f'{m}.{name}' in syms]
+    same = [o for o in found if getattr(o, '__doc__', None) == getattr(obj, '__doc__', None)]
+    return (same or found or [None])[0]
 
 # %% ../nbs/42_showdoc.ipynb #29d07acd
 def _source(obj) -> Optional[str]:
