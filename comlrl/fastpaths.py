@@ -281,7 +281,7 @@ def prefix_tree_outputs(module: nn.Module, # causal LM or trunk
     blocks = prefix_tree_attention_ok(module) if tree_attention is None else tree_attention
     layout = (P, K, C - 1, None if bool(p_mask.bool().all()) else p_mask.bool())
     with _attention(module, 'comlrl_prefix_tree', partial(prefix_tree_attention, tree_layout=layout)) if blocks else nullcontext():
-        out, _ = _forward(module, keep, input_ids=ids, attention_mask=mask[:, None], position_ids=pos)
+        out, _ = _forward(module, keep, input_ids=ids, attention_mask=mask[:, None], position_ids=pos, use_cache=False)
     return out.view(g * K, C, out.shape[-1])  # in place: no slice or concatenation to undo backwards
 
 def repeated_prefix_outputs(module: nn.Module, # causal LM or trunk

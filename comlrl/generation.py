@@ -202,8 +202,8 @@ def _check_prompts(model, prompt_ids, seeds, max_completion_length):
 
 # %% ../nbs/02_generation.ipynb #a07d656b
 def _compile_config(device: torch.device) -> CompileConfig:
-    "transformers' settings for compiling the decode step: CUDA graphs on a GPU ('reduce-overhead'), plain inductor elsewhere."
-    cc = CompileConfig(fullgraph=False, mode='reduce-overhead' if device.type == 'cuda' else 'default')
+    "transformers' settings for compiling the decode step: dynamic shapes, CUDA graphs on a GPU ('reduce-overhead')."
+    cc = CompileConfig(fullgraph=False, dynamic=True, mode='reduce-overhead' if device.type == 'cuda' else 'default')
     cc._compile_all_devices = True  # transformers compiles only on accelerators unless told (the CPU runs the tests)
     return cc
 
@@ -304,8 +304,9 @@ def _plain_outputs(module, p_ids, p_mask, c_ids):
     attn = torch.cat([p_mask, torch.ones_like(c_ids)], 1)
     pos = (attn.cumsum(-1) - 1).clamp(min=0)
     keep = torch.arange(p_ids.shape[1] - 1, input_ids.shape[1] - 1, device=input_ids.device)
-    if _is_lm(module): return module(input_ids=input_ids, attention_mask=attn, position_ids=pos, logits_to_keep=keep).logits
-    return module(input_ids=input_ids, attention_mask=attn, position_ids=pos).last_hidden_state[:, keep]  # [n, C, H]
+    inputs = dict(input_ids=input_ids, attention_mask=attn, position_ids=pos, use_cache=False)
+    if _is_lm(module): return module(**inputs, logits_to_keep=keep).logits
+    return module(**inputs).last_hidden_state[:, keep]  # [n, C, H]
 
 def _is_lm(module) -> bool: return getattr(module, 'get_output_embeddings', lambda: None)() is not None
 

@@ -116,6 +116,9 @@ def test_quick_and_full_runs():
     assert quick == {'machine', 'preset-colab-t4-magrpo', 'preset-colab-t4-ippo', 'preset-a100-magrpo', 'preset-a100-ippo',
                      'speed-comlrl-2lora-eager', 'speed-trl-1lora', 'speed-comlrl-1lora-eager'}
     with pytest.raises(SystemExit, match='unknown parts'): check.parts_for('full', ['machin'])
+    assert [p.name for p in check.parts_for('full', ['machine', 'preset'])] == [
+        'machine', 'preset-colab-t4-magrpo', 'preset-colab-t4-ippo', 'preset-a100-magrpo', 'preset-a100-ippo']
+    assert {p.name for p in check.parts_for('full', ['speed', 'machine'])} == full - {p for p in full if p.startswith('preset')}
 
 
 def test_written_out_architectures_are_the_presets_models():
