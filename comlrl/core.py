@@ -464,7 +464,8 @@ def lazy_agents(self: Environment, completions: Sequence[Sequence[str]], # one l
 
 # %% ../nbs/00_core.ipynb #df58c6f0
 class DataUnavailableError(ConnectionError):
-    "A task dataset is neither reachable on the hub nor in an offline copy. The message says how to get it."
+    "A task dataset is neither reachable on the hub nor in an offline copy. IPython shows it as its one-line message, which says how to get it."
+    def _render_traceback_(self) -> list[str]: return [f'{type(self).__name__}: {self}']
 
 @contextlib.contextmanager
 def hub_unreachable(path: str, # the hub dataset, e.g. 'trl-lib/tldr'

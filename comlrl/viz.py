@@ -15,7 +15,7 @@ from fastcore.basics import patch
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from .results import _cell, _last_run, _prompt_text, _save_figure, _series, plot_seeds, read_metrics, seed_summary  # re-exported: where they lived before `09_results`
+from .results import NotebookFigure, _cell, _last_run, _prompt_text, _save_figure, _series, plot_seeds, read_metrics, seed_summary  # re-exported: where they lived before `09_results`
 
 # %% ../nbs/39_viz.ipynb #889419fd
 _TURN_REWARD = re.compile(r'^(eval/)?turn_(\d+)/reward$')
@@ -54,12 +54,12 @@ def plot_training_curves(source: Union[str, Path, Sequence[dict]], # output_dir,
                          title: Optional[str] = None, # figure title
                          ncols: int = 3, # panels per row
                          dpi: int = 100, # resolution of the saved file
-                        ) -> Figure: # one panel per metric group found; x axis: optimizer step
+                        ) -> NotebookFigure: # one panel per metric group found; x axis: optimizer step
     """Grid of training curves: reward (±std band, eval as markers), each reward component, completion length per agent,
     KL (when logged), seconds per step, and per-turn rewards and return in multi-turn runs. Raises `ValueError` when the
     records are empty or hold none of these metrics.
 
-    The figure is a plain `matplotlib.figure.Figure` drawn with the Agg renderer: no pyplot state and no backend change, so
+    The figure is a `NotebookFigure` (`09_results`) drawn with the Agg renderer: no pyplot state and no backend change, so
     it works on machines without a display. In Jupyter it shows as the cell's value (or with `display(fig)`)."""
     records = read_metrics(source) if isinstance(source, (str, Path)) else list(source)
     if not records: raise ValueError("no metrics records to plot: the run has not logged a step yet")
@@ -71,7 +71,7 @@ def plot_training_curves(source: Union[str, Path, Sequence[dict]], # output_dir,
     ncols = max(1, min(ncols, len(panels)))
     nrows = math.ceil(len(panels) / ncols)
     W, H, top = 4.2 * ncols, 2.9 * nrows + 0.3 * bool(title), 0.35 + 0.3 * bool(title)  # inches
-    fig = Figure(figsize=(W, H))  # fixed margins: a layout engine would draw everything twice
+    fig = NotebookFigure(figsize=(W, H))  # fixed margins: a layout engine would draw everything twice
     axes = fig.subplots(nrows, ncols, squeeze=False, gridspec_kw=dict(
         left=0.8 / W, right=1 - 0.15 / W, bottom=0.5 / H, top=1 - top / H, wspace=0.32, hspace=0.35)).flatten()
     for ax in axes[len(panels):]: ax.remove()
