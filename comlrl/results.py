@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['RESULTS_URL', 'read_metrics', 'NotebookFigure', 'read_eval_completions', 'before_after', 'before_after_html',
-           'seed_summary', 'plot_seeds', 'seeds_table', 'comparison_table', 'results_dir']
+           'seed_summary', 'plot_seeds', 'seeds_table', 'eval_table', 'comparison_table', 'results_dir']
 
 # %% ../nbs/09_results.ipynb #1371da44
 import html, io, json, os, shutil, urllib.error, urllib.request, warnings
@@ -245,16 +245,42 @@ def seeds_table(summary: dict, # from `seed_summary`, optionally with 'seed_valu
     return '\n'.join(lines) + (f"\n\nMean rise **{summary['mean_rise']:+{f}}**, spread {summary['spread']:{f}} "
                                f"(largest minus smallest rise); the metric rises in {rises} of {len(rows)} seeds.")
 
+# %% ../nbs/09_results.ipynb #cdc8ec7e
+def eval_table(runs: Sequence[Union[str, Path]], # output_dirs of one job run with different seeds
+               rows: dict, # {held-out metric key: the row's label}, in the table's order
+               seeds: Optional[Sequence] = None, # the seeds' names in the column headers (default 0, 1, ...)
+               digits: int = 3, # decimals of the metrics
+              ) -> str: # a Markdown table
+    """One row per metric: its value before training (one number when every seed agrees, else their mean) and after
+    training in each seed. Raises `ValueError` when a run did not log a metric before and after training."""
+    f, cols = f'.{digits}f', []
+    for r in runs:
+        recs = _last_run(read_metrics(r))
+        firsts, lasts = {}, {}
+        for k in rows:
+            _, ys = _series(recs, k)
+            if len(ys) < 2: raise ValueError(f"{r}: {k} was logged {len(ys)} time(s); a table of before and after needs two")
+            firsts[k], lasts[k] = ys[0], ys[-1]
+        cols.append((firsts, lasts))
+    names = list(seeds) if seeds is not None else list(range(len(runs)))
+    lines = ['| metric | before | ' + ' | '.join(f'after, seed {s}' for s in names) + ' |', '|---|---:|' + '---:|' * len(runs)]
+    for k, label in rows.items():
+        b = [c[0][k] for c in cols]
+        before = f'{b[0]:{f}}' if max(b) - min(b) < 10 ** -digits else f'{sum(b) / len(b):{f}} (mean)'
+        lines.append(f'| {label} | {before} | ' + ' | '.join(f'{c[1][k]:{f}}' for c in cols) + ' |')
+    return '\n'.join(lines)
+
 # %% ../nbs/09_results.ipynb #b213850b
 def comparison_table(summary: dict, # {'algorithms': {name: `seed_summary` + 'label', 'minutes', 'peak_mib', optionally 'also'}}, e.g. a summary.json
-                     also: Sequence[str] = (), # other held-out metrics to show, before → after (mean over seeds), from each algorithm's 'also': {key: `seed_summary`}
+                     also: Union[Sequence[str], dict] = (), # other held-out metrics to show, before → after (mean over seeds), from each algorithm's 'also': {key: `seed_summary`}; a dict maps each key to its column's header
                      digits: int = 3, # decimals of the metrics
                     ) -> str: # a Markdown table, one row per algorithm
     """Held-out metric before and after (mean over seeds, lowest to highest), mean rise, spread, seeds that rose, minutes
     per run and peak memory, per algorithm; then the metrics in `also`. Raises `ValueError` when the algorithms report different metrics."""
     f, mean = f'.{digits}f', lambda xs: sum(xs) / len(xs)
     key = next(iter(summary['algorithms'].values()))['key']
-    extra = ''.join(f' {k.removeprefix("eval/")} |' for k in also)
+    heads = also if isinstance(also, dict) else {k: k.removeprefix('eval/') for k in also}
+    extra = ''.join(f' {h} |' for h in heads.values())
     lines = [f'| algorithm | {key} before | after: mean (lowest–highest) | mean rise | spread | rises in | minutes per run | peak GiB |{extra}',
              '|---|---:|---:|---:|---:|---:|---:|---:|' + '---:|' * len(also)]
     for name, s in summary['algorithms'].items():
