@@ -339,3 +339,26 @@ def test_tests_adjacent_check(tmp_path, cells, rc, said):
     cells, said = [c.replace('{name}', name) for c in cells], said.replace('{name}', name)
     r = _check('check_tests_adjacent.py', _notebook(tmp_path, *cells))
     assert r.returncode == rc and said in r.stdout, r.stdout + r.stderr
+
+
+def test_readme_numbers_check_passes_on_the_readme():
+    r = _check('check_readme_numbers.py')
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize('old,new,said', [
+    ('Mean rise **+1.156**', 'Mean rise **+1.157**', "README lacks the line 'Mean rise **+1.156**"),  # the main job's table
+    ('| 1 | 0.654 | 2.198 |', '| 1 | 0.654 | 2.189 |', "main job table, seed 1, column 'after': README says 2.189"),
+    ('| MAREMAX | 0.654 | 2.204', '| MAREMAX | 0.654 | 2.240', "comparison table, MAREMAX, column 'after: mean"),
+    ('| MACF |', '| MACFX |', 'comparison table leaves out MACF'),
+    ('| trained pair, seed 1 | concat | 1.450 |', '| trained pair, seed 1 | concat | 1.405 |', 'code table, trained pair, seed 1'),
+    ('one untrained agent alone scores 1.206', 'one untrained agent alone scores 1.260', "README says '1.260'"),
+    ('max_steps=24, per_device_train_batch_size=2', 'max_steps=12, per_device_train_batch_size=2', 'quick start: MAGRPOConfig(max_steps=12)'),
+])
+def test_readme_numbers_check_fails_on_a_planted_mismatch(tmp_path, old, new, said):
+    text = (ROOT / 'README.md').read_text(encoding='utf-8')
+    assert old in text, f'the test plants a change in {old!r}, which README.md no longer holds'
+    planted = tmp_path / 'README.md'
+    planted.write_text(text.replace(old, new, 1), encoding='utf-8')
+    r = _check('check_readme_numbers.py', '--readme', planted)
+    assert r.returncode == 1 and said in r.stdout, r.stdout + r.stderr
