@@ -235,4 +235,6 @@ def _validate(self: MAConfig):
 
 # %% ../nbs/03d_config.ipynb #bd86f544
 @patch
-def to_dict(self: MAConfig) -> dict: return dataclasses.asdict(self)
+def to_dict(self: MAConfig) -> dict:
+    "Every field as a plain dict (what `run.json` and the loggers record)."
+    return dataclasses.asdict(self)

@@ -235,11 +235,14 @@ def trainable_parameters(self: Agent) -> list[nn.Parameter]:
     return [p for n, p in self.model.named_parameters() if key in n]
 
 @patch(as_prop=True)
-def device(self: Agent) -> torch.device: return next(self.model.parameters()).device
+def device(self: Agent) -> torch.device:
+    "The device the agent's model is on (its first parameter's)."
+    return next(self.model.parameters()).device
 
 # %% ../nbs/01_models.ipynb #f1ae3ffa
 @patch
 def __repr__(self: Agent):
+    "One line: name, model class and source, full model or LoRA adapter, trainable parameters, device."
     m = self.model.base_model.model if self.adapter else self.model
     kind = f'LoRA adapter {self.adapter!r}' if self.adapter else 'full model'
     n = sum(p.numel() for p in self.trainable_parameters())

@@ -137,11 +137,13 @@ def save(self: TrainingCurvesCallback, trainer) -> Optional[Path]:
 # %% ../nbs/39_viz.ipynb #a1695976
 @patch
 def on_log(self: TrainingCurvesCallback, trainer, record: dict):
+    "Count the logged records; redraw every `every` of them (when `every` is set)."
     self._logs += 1
     if self.every and self._logs % self.every == 0: self.save(trainer)
 
 @patch
 def on_train_end(self: TrainingCurvesCallback, trainer):
+    "Draw the image once more at the end of training, when the run logged anything."
     if trainer.log_history: self.save(trainer)
 
 # %% ../nbs/39_viz.ipynb #070a792d
@@ -249,9 +251,11 @@ def update(self: LiveView, trainer):
 # %% ../nbs/39_viz.ipynb #e6edc7db
 @patch
 def on_log(self: LiveView, trainer, record: dict):
+    "Count the logged records; redraw every `every` of them."
     self._logs += 1
     if self._logs % self.every == 0: self.update(trainer)
 
 @patch
 def on_train_end(self: LiveView, trainer):
+    "Draw the final state, unless the view already shows it."
     if self._drawn != (len(trainer.log_history), trainer.global_step): self.update(trainer)

@@ -312,6 +312,7 @@ def agent_prompt(self: ClassEvalEnv, item: dict, agent: int) -> str:
 
 @patch(as_prop=True)
 def formatters(self: ClassEvalEnv) -> list:
+    "One prompt function per agent: `agent_prompt(item, i)`, the class skeleton with agent i's methods to write."
     return [lambda item, i=i: self.agent_prompt(item, i) for i in range(self.num_agents)]
 
 # %% ../../nbs/23_classeval.ipynb #0b3e2953

@@ -197,10 +197,14 @@ class Feedback:
 
 # %% ../../nbs/21b_code.ipynb #5660fa63
 @patch(as_prop=True)
-def reward(self: Feedback) -> float: return sum((getattr(self, k) for k in self.level_names(self.num_agents)), 0.0)
+def reward(self: Feedback) -> float:
+    "The total reward: the sum of the levels of a team of this size."
+    return sum((getattr(self, k) for k in self.level_names(self.num_agents)), 0.0)
 
 @patch(as_prop=True)
-def pass_rate(self: Feedback) -> float: return self.passed / self.total if self.total else 0.0
+def pass_rate(self: Feedback) -> float:
+    "The share of the tests that passed (0 when none ran)."
+    return self.passed / self.total if self.total else 0.0
 
 # %% ../../nbs/21b_code.ipynb #ec0e1240
 def render_feedback(fb: Feedback, # one joint action's feedback

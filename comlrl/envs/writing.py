@@ -188,6 +188,7 @@ def load_dataset(self: WritingEnv, split: str = 'train', # split name, optionall
 # %% ../../nbs/20_writing.ipynb #dd3aa216
 @patch(as_prop=True)
 def formatters(self: WritingEnv):
+    "One prompt function per agent: its instruction, a blank line, then the source text clipped to `max_source_words`."
     return [lambda item, i=i: f"{self.instructions[i]}\n\n{self._clip(self._source(item))}" for i in range(2)]
 
 @patch

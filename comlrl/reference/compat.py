@@ -66,7 +66,9 @@ def comlrl_config(self: ReferenceConfig) -> MAConfig:
     return self.comlrl_class(**{**self.comlrl_kwargs(), **extra})
 
 @patch
-def to_dict(self: ReferenceConfig) -> dict: return dataclasses.asdict(self)
+def to_dict(self: ReferenceConfig) -> dict:
+    "Every field as a plain dict, as the reference's configs give it."
+    return dataclasses.asdict(self)
 
 # %% ../../nbs/51_compat.ipynb #f85e94c4
 def normalize_parallel_training(mode) -> str:
@@ -158,6 +160,7 @@ def _cross_call(self: PerJointActionReward, comps: list, item: dict) -> list:
 # %% ../../nbs/51_compat.ipynb #e7994024
 @patch
 def __call__(self: PerJointActionReward, *completions, prompts=None, batch_items=None) -> list: # one number per joint action
+    "The batched contract over a function that scores one joint action per call: one call per joint action."
     out = []
     for j in range(len(completions[0])):
         comps, item = [[c[j]] for c in completions], None if batch_items is None else batch_items[j]
@@ -190,6 +193,7 @@ class PerItemReward:
 # %% ../../nbs/51_compat.ipynb #a002f53e
 @patch
 def __call__(self: PerItemReward, *completions, prompts=None, batch_items=None) -> list:
+    "The batched contract over a function that scores one task item's group per call: one call per node of `group_size` joint actions."
     K, J, out = self.group_size, len(completions[0]), []
     if J % K: raise ValueError(f"{J} joint actions do not split into nodes of group_size={K}")
     for s in range(0, J, K):

@@ -227,12 +227,14 @@ class JointRoles:
 # %% ../../nbs/52_ref_reinforce.ipynb #e70c6eca
 @patch
 def build_prompt(self: JointRoles, item: dict) -> str:
+    "The one prompt of the centralised model: the adapter's combination of every role's prompt."
     p = self.adapter.build_prompt(item, [f(item) for f in self.formatters])
     if not isinstance(p, str) or not p.strip(): raise ValueError("the centralized adapter must build a non-empty prompt string")
     return p
 
 @patch
 def split(self: JointRoles, completion: str, item: dict) -> list:
+    "The joint completion cut into one answer per role by the adapter (empty answers when it cannot parse it)."
     try: outs = self.adapter.parse_completion(completion, item, self.n)
     except CentralizedComparatorParseError: outs = [''] * self.n
     if isinstance(outs, (str, bytes)) or len(list(outs)) != self.n or not all(isinstance(o, str) for o in outs):
@@ -242,6 +244,7 @@ def split(self: JointRoles, completion: str, item: dict) -> list:
 # %% ../../nbs/52_ref_reinforce.ipynb #404127a9
 @patch
 def __call__(self: JointRoles, completions, *, prompts=None, batch_items=None) -> list:
+    "The team's reward of each joint completion, split into its roles first."
     if not batch_items: raise ValueError("the centralized reward needs the task items (batch_items)")
     out = []
     for j, c in enumerate(completions):

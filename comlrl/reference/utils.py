@@ -186,11 +186,17 @@ def local_context(device=None) -> DistributedContext:
     "The main process on `device` (default: comlrl's `default_device()`, CUDA when available, else the CPU)."
     return DistributedContext(True, torch.device(device if device is not None else default_device()))
 
-def unwrap_model(model): return getattr(model, 'module', model)
+def unwrap_model(model):
+    "The model inside a DDP or Accelerate wrapper (its `.module`), or the model itself."
+    return getattr(model, 'module', model)
 
 # %% ../../nbs/54_ref_utils.ipynb #1d3d5244
-def reference_kl_enabled(args) -> bool: return bool(getattr(args, 'reference_kl_enabled', False))
-def reference_kl_coef(args) -> float: return float(getattr(args, 'reference_kl_coef', 0.1))
+def reference_kl_enabled(args) -> bool:
+    "The config's `reference_kl_enabled` (False when it has none)."
+    return bool(getattr(args, 'reference_kl_enabled', False))
+def reference_kl_coef(args) -> float:
+    "The config's `reference_kl_coef` (0.1 when it has none)."
+    return float(getattr(args, 'reference_kl_coef', 0.1))
 
 def validate_reference_kl_config(args, expected_count: int):
     "Raise `ValueError` for a negative coefficient, or reference devices that do not fit `expected_count` models."
