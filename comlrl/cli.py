@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['RUN_FILES', 'RUN_FOLDERS', 'CLIError', 'algorithm', 'RunArguments', 'parse_train_args', 'latest_checkpoint',
-           'check_output_dir', 'train', 'EvalArguments', 'load_run', 'evaluate', 'main']
+           'check_output_dir', 'train_command', 'EvalArguments', 'load_run', 'eval_command', 'main']
 
 # %% ../nbs/40_cli.ipynb #aa5566c4
 import argparse, contextlib, dataclasses, difflib, importlib, json, os, shutil, sys, time
@@ -224,12 +224,12 @@ def _fmt(m: dict) -> str:
 
 # %% ../nbs/40_cli.ipynb #4e1a0b02
 class _SaveAndScore:
-    "Callback of `train`: when training ends, save the agents and score them, logged while the W&B / trackio runs are open."
+    "Callback of `train_command`: when training ends, save the agents and score them, logged while the W&B / trackio runs are open."
     metrics = None
     def on_train_end(self, trainer):
         trainer.save_model(); self.metrics = trainer.evaluate(progress='evaluating the trained team'); trainer.log(self.metrics)
 
-def train(argv: Sequence[str], # the arguments after `comlrl train`
+def train_command(argv: Sequence[str], # the arguments after `comlrl train`
           log=print, # where progress lines go
          ) -> dict: # {'before', 'after': eval metrics, 'seconds': wall time, 'cpu_seconds': CPU time (sandboxes included), 'output_dir'}
     """`comlrl train`: evaluate, train, save, evaluate again and plot (`TrainingCurvesCallback`). Raises `CLIError` on bad input (before any loading).
@@ -291,7 +291,7 @@ def _train_seeds(argv: Sequence[str], run: RunArguments, cfg, log) -> dict:
     results = []
     for s in seeds:
         log(f"seed {s} ({len(results) + 1} of {len(seeds)})")
-        results.append(train([*argv, '--num_seeds', '1', '--seed', str(s), '--output_dir', str(out / f'seed-{s}')], log=log))
+        results.append(train_command([*argv, '--num_seeds', '1', '--seed', str(s), '--output_dir', str(out / f'seed-{s}')], log=log))
     runs = [r['output_dir'] for r in results]
     key = 'eval/reward' if 'eval/reward' in results[0]['after'] else 'eval/return'
     summary = {**seed_summary(runs, key), 'seed_values': seeds, 'minutes': [r['seconds'] / 60 for r in results],
@@ -341,7 +341,7 @@ def load_run(run_dir: Union[str, Path], # output_dir of a finished `comlrl train
     if not untrained: trainer.load_agent_weights(d)
     return trainer
 
-def evaluate(argv: Sequence[str], # the arguments after `comlrl eval`
+def eval_command(argv: Sequence[str], # the arguments after `comlrl eval`
              log=print,
             ) -> dict: # eval metrics
     "`comlrl eval`: score a saved run on its eval set. Raises `CLIError` naming a missing run folder or file."
@@ -360,7 +360,7 @@ def main(argv: Optional[Sequence[str]] = None, # default: sys.argv[1:]
         ) -> int: # exit status
     "Entry point of the `comlrl` console script."
     argv = list(sys.argv[1:] if argv is None else argv)
-    cmds = {'train': train, 'eval': evaluate}
+    cmds = {'train': train_command, 'eval': eval_command}
     if not argv or argv[0] in ('-h', '--help'):
         print("usage: comlrl {train,eval} [options]  (comlrl train --help lists every option)"); return 0
     cmd = argv[0]

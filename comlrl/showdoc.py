@@ -4,10 +4,11 @@
 
 # %% auto #0
 __all__ = ['MAX_DEFAULT', 'source_params', 'plain', 'signature_text', 'config_fields', 'shared_base', 'own_fields',
-           'fields_table', 'SignatureRenderer']
+           'fields_table', 'SignatureRenderer', 'link_notebooks']
 
 # %% ../nbs/42_showdoc.ipynb #27f93511
 import ast, dataclasses, functools, importlib, inspect, io, re, textwrap, tokenize, types
+from pathlib import Path
 from typing import Optional
 
 from fastcore.docments import docments
@@ -215,3 +216,18 @@ class SignatureRenderer(MarkdownRenderer):
         if self.docs: doc += '\n\n' + re.sub(r'^(\s*)(.+)', r'\1*\2*', self.docs, count=1)
         if dataclasses.is_dataclass(self.sym) and inspect.isclass(self.sym): doc += '\n\n' + fields_table(self.sym, own=True)
         return doc
+
+# %% ../nbs/42_showdoc.ipynb #a8e5fe1c
+_NB_REF = re.compile(r'(?<![\[\w])`(\d\d[a-z]?_\w+)`(?!\]\()')
+
+def link_notebooks(cell, # a notebook cell, as nbdev's docs processing passes it
+                   names: Optional[set] = None, # the notebooks' names (default: those in nbs/)
+                  ):
+    "A docs processor: each `` `04_trainer` `` naming a notebook in a markdown cell becomes a link to its page."
+    if cell.cell_type != 'markdown': return
+    if names is None:
+        from nbdev.config import get_config
+        names = {p.stem for p in Path(get_config().nbs_path).glob('*.ipynb')}
+    link = lambda m: f'[`{m[1]}`]({m[1]}.ipynb)' if m[1] in names else m[0]
+    parts = re.split(r'(```.*?```)', cell.source, flags=re.S)  # odd parts are code blocks
+    cell.source = ''.join(p if i % 2 else _NB_REF.sub(link, p) for i, p in enumerate(parts))
