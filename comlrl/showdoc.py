@@ -7,7 +7,7 @@ __all__ = ['MAX_DEFAULT', 'source_params', 'plain', 'signature_text', 'config_fi
            'fields_table', 'SignatureRenderer', 'link_notebooks']
 
 # %% ../nbs/42_showdoc.ipynb #27f93511
-import ast, dataclasses, functools, importlib, inspect, io, re, textwrap, tokenize, types
+import ast, dataclasses, functools, importlib, inspect, io, re, textwrap, tokenize, types, warnings
 from pathlib import Path
 from typing import Optional
 
@@ -186,11 +186,20 @@ def _placeholder(sym, doc: str) -> bool:
     return not getattr(sym, '__doc__', None) and doc.strip() in _BUILTIN_DOCS
 
 # %% ../nbs/42_showdoc.ipynb #de015037
+def _ours(fn) -> bool: return fn.__module__ == '__main__' or fn.__module__.split('.')[0] == 'comlrl'  # a notebook cell's or the package's
+
 class SignatureRenderer(MarkdownRenderer):
     "The `show_doc` renderer of comlrl's pages (`settings.ini`: `renderer = comlrl.showdoc.SignatureRenderer`)."
     def __init__(self, sym, name: Optional[str] = None, title_level: int = 3, maxline: int = 110):
         self.is_property = isinstance(sym, property)
-        super().__init__(sym, name, title_level, maxline)
+        try:
+            with warnings.catch_warnings():  # numpydoc's complaints about another library's docstring sections
+                warnings.simplefilter('ignore', UserWarning)
+                super().__init__(sym, name, title_level, maxline)
+        except SyntaxError:  # fastcore cannot parse the source of an __init__ from another library (matplotlib's Figure)
+            self.sym, self.name, self.title_level, self.maxline, self.dm = sym, name, title_level, maxline, ''
+            self.nm, self.docs = name or sym.__qualname__, inspect.getdoc(sym) or ''
+            self.fn = self.nm if sym.__module__ == '__main__' else f'{sym.__module__}.{sym.__qualname__}'
         if _placeholder(self.sym, self.docs): self.docs = ''
     def _header(self) -> str:
         "nbdev's: a rule, the link to the source on GitHub, the name as a heading."
@@ -204,7 +213,7 @@ class SignatureRenderer(MarkdownRenderer):
         if dataclasses.is_dataclass(o) and inspect.isclass(o): return _class_header(o)
         if inspect.isclass(o):
             init = o.__init__
-            if init is object.__init__ or not inspect.isfunction(init): return _class_header(o)
+            if init is object.__init__ or not inspect.isfunction(init) or not _ours(init): return _class_header(o)
             return _class_header(o) + '\n' + signature_text(init, '__init__', indent='    ')
         name = self.nm.split('.')[-1]
         sig = signature_text(o, name, 'async def' if inspect.iscoroutinefunction(o) else 'def')
