@@ -362,3 +362,26 @@ def test_readme_numbers_check_fails_on_a_planted_mismatch(tmp_path, old, new, sa
     planted.write_text(text.replace(old, new, 1), encoding='utf-8')
     r = _check('check_readme_numbers.py', '--readme', planted)
     assert r.returncode == 1 and said in r.stdout, r.stdout + r.stderr
+
+
+def test_result_first_measure_finds_the_result_and_its_share(tmp_path):
+    "measure_result_first: the share of the page's lines above the end of the figure, the table and the completions."
+    sys.path.insert(0, str(ROOT / 'tools'))
+    from measure_result_first import measure
+    md = lambda n: {'cell_type': 'markdown', 'id': f'm{n}', 'metadata': {}, 'source': 'x\n' * 9}  # 10 lines with its gap
+    code = lambda src, outs: {'cell_type': 'code', 'id': src[:6], 'metadata': {}, 'execution_count': None,
+                              'outputs': outs, 'source': src}
+    png = {'output_type': 'display_data', 'metadata': {'image/png': {'width': 800, 'height': 180}},
+           'data': {'image/png': 'AAAA', 'text/plain': '<Figure>'}}  # 9 lines
+    html = {'output_type': 'execute_result', 'metadata': {}, 'data': {'text/html': '<p>x</p>'}}
+    nb = {'cells': [md(0), code('#| echo: false\nseeds_table(job); plot_seeds(runs)', [png]), md(1),
+                    code('#| echo: false\nbefore_after_html(pairs)', [html]), md(2), md(3), md(4), md(5)],
+          'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}
+    p = tmp_path / 'page.ipynb'
+    p.write_text(json.dumps(nb))
+    m = measure(p)
+    assert m['lines'] == 10 * 6 + 9 + 1
+    assert m['figure'][0] == m['table'][0] == 19 / 70 and m['completions'][0] == 30 / 70
+    nb['cells'] = nb['cells'][:1] + nb['cells'][2:]  # no figure, no table
+    p.write_text(json.dumps(nb))
+    assert measure(p)['figure'] is None and measure(p)['table'] is None
