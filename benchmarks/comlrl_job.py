@@ -43,7 +43,7 @@ def record_generations(agents: list, calls: list):
     """Wrap `comlrl.samplers.generate` (what the trainer's default sampler calls, one agent or the whole team at a time) to
     append each call's token counts and seconds to `calls`: {'agent': i (one agent's call) or [agent of each prompt] (a team
     call), 'prompt': [P_b tokens], 'completion': [[n_bk tokens up to and including the first EOS] * K] per prompt,
-    'seconds': wall time of the call}."""
+    'seconds': wall time of the call, 'cpu_seconds': this process's CPU time in it}."""
     import comlrl.samplers as R  # the default sampler (HFSampler) calls its module's generate, team_generate too
     generate = R.generate
 
@@ -52,14 +52,14 @@ def record_generations(agents: list, calls: list):
 
     @functools.wraps(generate)
     def wrapper(model, *args, **kwargs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         g = generate(model, *args, **kwargs)
-        secs = time.perf_counter() - t
+        secs, cpu = time.perf_counter() - t, time.process_time() - c
         K = g.num_generations  # rows are prompt-major: row b*K + k
         names = kwargs.get('adapter_names')
         who = agent_of(model) if names is None else [next(i for i, a in enumerate(agents) if a.adapter == n) for n in names]
         calls.append({'agent': who, 'prompt': g.prompt_mask.sum(-1)[::K].tolist(),
-                      'completion': g.completion_mask.sum(-1).view(-1, K).tolist(), 'seconds': secs})
+                      'completion': g.completion_mask.sum(-1).view(-1, K).tolist(), 'seconds': secs, 'cpu_seconds': cpu})
         return g
     R.generate = wrapper
 
@@ -78,18 +78,20 @@ def use_team_batch(team_batch: str):
 
 
 def time_update(seconds: dict):
-    "Add the wall time of `MATrainer.backward` and `MATrainer.optimizer_step` (outermost calls only) to seconds['update']."
+    "Add the wall time of `MATrainer.backward` and `MATrainer.optimizer_step` (outermost calls only) to seconds['update'], the CPU time to seconds['update_cpu']."
     import comlrl.trainer as T
     depth = [0]
     for name in ('backward', 'optimizer_step'):
         f = getattr(T.MATrainer, name)
         def wrapper(self, *args, _f=f, **kwargs):
             depth[0] += 1
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             try: return _f(self, *args, **kwargs)
             finally:
                 depth[0] -= 1
-                if not depth[0]: seconds['update'] = seconds.get('update', 0.0) + time.perf_counter() - t
+                if not depth[0]:
+                    seconds['update'] = seconds.get('update', 0.0) + time.perf_counter() - t
+                    seconds['update_cpu'] = seconds.get('update_cpu', 0.0) + time.process_time() - c
         setattr(T.MATrainer, name, functools.wraps(f)(wrapper))
 
 
@@ -140,9 +142,9 @@ def main():
         record_generations(agents, calls)  # only the training run is recorded
         use_team_batch(args.team_batch)
         time_update(phases)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         hist = trainer.train()
-        secs = time.perf_counter() - t0
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     from torch._dynamo.utils import compilation_time_metrics
     compile_s = sum(compilation_time_metrics.get('_compile.compile_inner', []))  # dynamo + inductor, every (re)compilation
     tokens = sum(h['tokens_per_second'] * h['seconds_per_step'] for h in hist)
@@ -161,6 +163,9 @@ def main():
                       'num_agents': len(agents), 'num_generations': args.num_generations, 'max_new_tokens': args.max_new_tokens, 'num_turns': args.num_turns,
                       'calls': [{k: c[k] for k in ('agent', 'prompt', 'completion')} for c in calls],
                       'phase_seconds': {'generation': round(sum(c['seconds'] for c in calls), 2), 'update': round(phases.get('update', 0.0), 2)},
+                      # CPU time of this process (on a shared machine, less disturbed by the other processes than wall time)
+                      'phase_cpu_seconds': {'generation': round(sum(c['cpu_seconds'] for c in calls), 2),
+                                            'update': round(phases.get('update_cpu', 0.0), 2), 'total': round(cpu - compile_s, 2)},
                       'peak_rss_mib': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
 
 

@@ -146,7 +146,7 @@ def summarise(rec: dict, peak: float, timings: dict) -> dict:
     "One point's row: seconds per prompt, FLOPs, its floor and the fraction of the floor's speed, memory, the time split."
     r = rec['result']
     floor = matmul_floor(Shapes(**r['shapes']), per_call(r), r['lora_rank'], None, peak, cache=timings)
-    secs, prompts = r['seconds'], r['prompts']
+    secs, prompts, cpu = r['seconds'], r['prompts'], r.get('phase_cpu_seconds')  # CPU time: comlrl_job.py since 2026-11-27
     if 'phase_seconds' in r: gen, upd = r['phase_seconds']['generation'], r['phase_seconds']['update']
     else: gen, upd = r['generate_seconds'], None  # the reference: the update and the rest are not told apart
     return {'point': rec['point'], 'team': rec['team'], 'decoding': rec.get('decoding'), 'team_calls': r.get('team_calls'),
@@ -156,6 +156,8 @@ def summarise(rec: dict, peak: float, timings: dict) -> dict:
             'floor_seconds_per_prompt': round(floor['total'] / prompts, 3),
             'floor_split_seconds': {k: round(v, 2) for k, v in floor.items()},
             'floor_fraction': round(floor['total'] / secs, 4), 'peak_rss_mib': r['peak_rss_mib'],
+            'cpu_seconds_per_prompt': cpu and round(cpu['total'] / prompts, 3),
+            'generation_cpu_seconds_per_prompt': cpu and round(cpu['generation'] / prompts, 3),
             'generation_share': round(gen / secs, 4), 'update_share': None if upd is None else round(upd / secs, 4),
             'other_share': None if upd is None else round(1 - (gen + upd) / secs, 4),
             'tokens_generated': r.get('tokens_generated'), 'load_before': rec['load_before'], 'load_after': rec['load_after'],
@@ -186,18 +188,23 @@ def team_vs_each(rows: list) -> list:
              'generation_seconds_per_prompt': (t['generation_seconds_per_prompt'], e['generation_seconds_per_prompt']),
              'step_ratio': round(t['seconds_per_prompt'] / e['seconds_per_prompt'], 3),
              'generation_ratio': round(t['generation_seconds_per_prompt'] / e['generation_seconds_per_prompt'], 3),
+             'cpu_seconds_per_prompt': (t.get('cpu_seconds_per_prompt'), e.get('cpu_seconds_per_prompt')),
+             'generation_cpu_seconds_per_prompt': (t.get('generation_cpu_seconds_per_prompt'), e.get('generation_cpu_seconds_per_prompt')),
              'load_before': (t['load_before'], e['load_before'])}
             for t in rows if t.get('decoding') == 'team' and (e := each.get(key(t)))]
 
 
 def pair_table(pairs: list) -> str:
-    "The team-against-each comparison as a markdown table."
-    head = ('| agents | K | max tokens | generation s/prompt, team / each | ratio | step s/prompt, team / each | ratio | load before, team / each |\n'
-            '|---:|---:|---:|---:|---:|---:|---:|---:|')
-    return '\n'.join([head] + [f"| {p['agents']} | {p['K']} | {p['tokens']} | {p['generation_seconds_per_prompt'][0]:.2f} / "
-                                f"{p['generation_seconds_per_prompt'][1]:.2f} | {p['generation_ratio']:.3f} | {p['seconds_per_prompt'][0]:.2f} / "
-                                f"{p['seconds_per_prompt'][1]:.2f} | {p['step_ratio']:.3f} | {p['load_before'][0]:.2f} / {p['load_before'][1]:.2f} |"
-                                for p in pairs])
+    "The team-against-each comparison as a markdown table: wall seconds, and this process's CPU seconds where recorded."
+    cpu = all(None not in p['cpu_seconds_per_prompt'] for p in pairs)
+    head = ('| agents | K | max tokens | generation s/prompt, team / each | ratio | step s/prompt, team / each | ratio |'
+            + (' generation CPU s/prompt, team / each | ratio | step CPU s/prompt, team / each | ratio |' if cpu else '')
+            + ' load before, team / each |\n|' + '---:|' * (12 if cpu else 8))
+    def both(p, k): return f"{p[k][0]:.2f} / {p[k][1]:.2f} | {p[k][0] / p[k][1]:.3f}"
+    return '\n'.join([head] + [f"| {p['agents']} | {p['K']} | {p['tokens']} | {both(p, 'generation_seconds_per_prompt')} | "
+                                f"{both(p, 'seconds_per_prompt')} | "
+                                + (f"{both(p, 'generation_cpu_seconds_per_prompt')} | {both(p, 'cpu_seconds_per_prompt')} | " if cpu else '')
+                                + f"{p['load_before'][0]:.2f} / {p['load_before'][1]:.2f} |" for p in pairs])
 
 
 def table(rows: list) -> str:
