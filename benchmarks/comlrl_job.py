@@ -70,11 +70,11 @@ def agent_share(call: dict, i: int) -> tuple[list, list]:
     return [p for p, a in zip(call['prompt'], who) if a == i], [n for n, a in zip(call['completion'], who) if a == i]
 
 
-def use_team_batch(team_batch: str):
-    "Make the trainer's default sampler `HFSampler(team_batch=...)`: 'on', 'off', or 'auto' (the sampler's own default)."
+def use_team_batch(trainer, team_batch: str):
+    "Give `trainer` the sampler `HFSampler(team_batch=...)`: 'on', 'off', or 'auto' (keep `make_sampler`'s, the sampler's own default)."
     if team_batch == 'auto': return
-    import comlrl.rollout as RO  # rollout builds HFSampler() when no sampler is given
-    RO.HFSampler = functools.partial(RO.HFSampler, team_batch=team_batch == 'on')
+    from comlrl.samplers import HFSampler
+    trainer.sampler = HFSampler(team_batch=team_batch == 'on')  # what training_step's rollout decodes with
 
 
 def time_update(seconds: dict):
@@ -140,7 +140,7 @@ def main():
                                 transition=feedback_transition if args.num_turns > 1 else None)
         calls, phases = [], {}
         record_generations(agents, calls)  # only the training run is recorded
-        use_team_batch(args.team_batch)
+        use_team_batch(trainer, args.team_batch)
         time_update(phases)
         t0, c0 = time.perf_counter(), time.process_time()
         hist = trainer.train()

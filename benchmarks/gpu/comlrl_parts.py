@@ -152,7 +152,6 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
     Qwen2.5-1.5B in bfloat16, MAGRPO, bf16 autocast; `compiled` None is comlrl's default (compiled decoding on CUDA);
     `team_batch` None is the sampler's default (LoRA agents on one base decode in one batch on CUDA, `HFSampler`).
     Times every step (generation, reward and the rest, the update) and asserts every sample has exactly C tokens."""
-    import comlrl.rollout as RO  # the trainer's rollout builds HFSampler() when given no sampler
     import comlrl.samplers as R  # the default sampler (HFSampler) calls its module's generate, for one agent or the team
     from comlrl.models import default_lora_config, load_agents
     from comlrl.trainers.magrpo import MAGRPOConfig, MAGRPOTrainer
@@ -185,12 +184,12 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
             with timer('step'): out = step(*a, **k)
             per_step.append({n: sum(v) - before.get(n, 0.0) for n, v in timer.seconds.items()})
             return out
-        R.generate, tr.training_step, sampler = timed_generate, timed_step, RO.HFSampler
-        if team_batch is not None: RO.HFSampler = functools.partial(sampler, team_batch=team_batch)
+        R.generate, tr.training_step = timed_generate, timed_step
+        if team_batch is not None: tr.sampler = R.HFSampler(team_batch=team_batch)  # else make_sampler's, the default
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
             try: tr.train()
-            finally: R.generate, RO.HFSampler = generate, sampler
+            finally: R.generate = generate
     fallback = [str(w.message) for w in caught if 'compiled decoding failed' in str(w.message)]
     if set(lengths) != {s['C']}:
         raise AssertionError(f"the speed job needs exactly {s['C']} new tokens per sample; got lengths {sorted(set(lengths))}")
