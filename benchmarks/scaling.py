@@ -14,6 +14,7 @@ tokens, one turn):
 A LoRA point may end in `-team` or `-peragent`: the same point with the team's decoding in one batch (`--team-batch on`,
 `HFSampler(team_batch=True)`) or one call per agent (`--team-batch off`); without it, the sampler's default.
 `--team-decoding` runs the agents axis (LoRA, 1 to 4 agents) both ways, side by side, point after point.
+The committed comparison is a smaller run (2 posts, agents 1, 2, 4): its command is in results/team_decoding/README.md.
 
 Each point runs `comlrl_job.py` (or `ref_comlrl_job.py` in the reference's venv) in its own process, and its JSON line
 is kept in `--work` as `<point>.json` with the command, the run's wall time and the 1-minute load average before and
@@ -28,7 +29,7 @@ at a time, attention at the peak rate, everything else free) is timed in this pr
     OMP_NUM_THREADS=1 python benchmarks/scaling.py --out benchmarks/results/scaling              # the sweep, about 1 h
     OMP_NUM_THREADS=1 python benchmarks/scaling.py --points lora-n4-k4-c64-t1 --work /tmp/scaling --reuse   # one point
     OMP_NUM_THREADS=1 python benchmarks/scaling.py --short          # before a change to the hot path: two points, minutes
-    OMP_NUM_THREADS=1 python benchmarks/scaling.py --team-decoding --out benchmarks/results/team_decoding   # 8 points, about 25 min
+    OMP_NUM_THREADS=1 python benchmarks/scaling.py --team-decoding --out /tmp/team_decoding   # 8 points, about 25 min on a quiet machine (the sweep's times)
 
 `--short` runs two small points (LoRA agents, 2 posts, 32 and 64 new tokens) and prints each one's fraction of the
 floor; `--min-floor-fraction F` makes the script exit with status 1 when a point runs below F of its floor's speed.
