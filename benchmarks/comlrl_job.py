@@ -7,7 +7,9 @@ per generate call). `--num-agents` and `--num-turns` grow the job for `scaling.p
 20·(i + 1) words (the two-agent job's 20 and 40), and a second turn shows each agent its post, its own first answer
 and the team's reward and its word count as feedback (`feedback_transition`). Under a
 launcher (`accelerate launch --multi_gpu --num_processes 2 benchmarks/comlrl_job.py ...`, see `dp_scaling.py`) the
-processes share each step's --batch-size prompts and every process prints its own line.
+processes share each step's --batch-size prompts and every process prints its own line. `--team-batch on|off` decodes
+LoRA agents on one base in one batch for the whole team, or one call per agent (`HFSampler(team_batch=...)`,
+`02b_samplers`; default: the sampler's own choice); a team call is recorded as one call, its prompts with their agents.
 
     OMP_NUM_THREADS=1 python benchmarks/comlrl_job.py --model-dir ../shared/models/smollm2-135m-instruct-gguf \
         --data ../shared/data/tldr/test.json [--lora] [--batch-size 8]
@@ -38,10 +40,11 @@ def feedback_transition(item: dict, history: list) -> list:
 
 
 def record_generations(agents: list, calls: list):
-    """Wrap `comlrl.samplers.generate` (what the trainer's default sampler calls) to append each call's token counts and seconds to `calls`:
-    {'agent': i, 'prompt': [P_b tokens], 'completion': [[n_bk tokens up to and including the first EOS] * K] per prompt,
-    'seconds': wall time of the call}."""
-    import comlrl.samplers as R  # the default sampler (HFSampler) calls its module's generate
+    """Wrap `comlrl.samplers.generate` (what the trainer's default sampler calls, one agent or the whole team at a time) to
+    append each call's token counts and seconds to `calls`: {'agent': i (one agent's call) or [agent of each prompt] (a team
+    call), 'prompt': [P_b tokens], 'completion': [[n_bk tokens up to and including the first EOS] * K] per prompt,
+    'seconds': wall time of the call, 'cpu_seconds': this process's CPU time in it}."""
+    import comlrl.samplers as R  # the default sampler (HFSampler) calls its module's generate, team_generate too
     generate = R.generate
 
     def agent_of(model) -> int:
@@ -49,29 +52,46 @@ def record_generations(agents: list, calls: list):
 
     @functools.wraps(generate)
     def wrapper(model, *args, **kwargs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         g = generate(model, *args, **kwargs)
-        secs = time.perf_counter() - t
+        secs, cpu = time.perf_counter() - t, time.process_time() - c
         K = g.num_generations  # rows are prompt-major: row b*K + k
-        calls.append({'agent': agent_of(model), 'prompt': g.prompt_mask.sum(-1)[::K].tolist(),
-                      'completion': g.completion_mask.sum(-1).view(-1, K).tolist(), 'seconds': secs})
+        names = kwargs.get('adapter_names')
+        who = agent_of(model) if names is None else [next(i for i, a in enumerate(agents) if a.adapter == n) for n in names]
+        calls.append({'agent': who, 'prompt': g.prompt_mask.sum(-1)[::K].tolist(),
+                      'completion': g.completion_mask.sum(-1).view(-1, K).tolist(), 'seconds': secs, 'cpu_seconds': cpu})
         return g
     R.generate = wrapper
 
 
+def agent_share(call: dict, i: int) -> tuple[list, list]:
+    "Agent i's prompt and completion lengths in one recorded call (all of them for its own call, its prompts' in a team call)."
+    who = call['agent'] if isinstance(call['agent'], list) else [call['agent']] * len(call['prompt'])
+    return [p for p, a in zip(call['prompt'], who) if a == i], [n for n, a in zip(call['completion'], who) if a == i]
+
+
+def use_team_batch(trainer, team_batch: str):
+    "Give `trainer` the sampler `HFSampler(team_batch=...)`: 'on', 'off', or 'auto' (keep `make_sampler`'s, the sampler's own default)."
+    if team_batch == 'auto': return
+    from comlrl.samplers import HFSampler
+    trainer.sampler = HFSampler(team_batch=team_batch == 'on')  # what training_step's rollout decodes with
+
+
 def time_update(seconds: dict):
-    "Add the wall time of `MATrainer.backward` and `MATrainer.optimizer_step` (outermost calls only) to seconds['update']."
+    "Add the wall time of `MATrainer.backward` and `MATrainer.optimizer_step` (outermost calls only) to seconds['update'], the CPU time to seconds['update_cpu']."
     import comlrl.trainer as T
     depth = [0]
     for name in ('backward', 'optimizer_step'):
         f = getattr(T.MATrainer, name)
         def wrapper(self, *args, _f=f, **kwargs):
             depth[0] += 1
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             try: return _f(self, *args, **kwargs)
             finally:
                 depth[0] -= 1
-                if not depth[0]: seconds['update'] = seconds.get('update', 0.0) + time.perf_counter() - t
+                if not depth[0]:
+                    seconds['update'] = seconds.get('update', 0.0) + time.perf_counter() - t
+                    seconds['update_cpu'] = seconds.get('update_cpu', 0.0) + time.process_time() - c
         setattr(T.MATrainer, name, functools.wraps(f)(wrapper))
 
 
@@ -95,6 +115,8 @@ def main():
     ap.add_argument('--lora', action='store_true', help='LoRA agents on one shared base (default: full fine-tuning)')
     ap.add_argument('--num-agents', type=int, default=2, help='team size n')
     ap.add_argument('--num-turns', type=int, default=1, help='turns per episode (2: the second with feedback, see feedback_transition)')
+    ap.add_argument('--team-batch', choices=('auto', 'on', 'off'), default='auto',
+                    help='LoRA agents on one base: one decoding batch for the team (on), one call per agent (off), or the sampler default')
     ap.add_argument('--compile-decoding', action='store_true',
                     help='decode under torch.compile (static cache); compile time is reported apart and left out of seconds per prompt')
     args = ap.parse_args()
@@ -118,16 +140,17 @@ def main():
                                 transition=feedback_transition if args.num_turns > 1 else None)
         calls, phases = [], {}
         record_generations(agents, calls)  # only the training run is recorded
+        use_team_batch(trainer, args.team_batch)
         time_update(phases)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         hist = trainer.train()
-        secs = time.perf_counter() - t0
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     from torch._dynamo.utils import compilation_time_metrics
     compile_s = sum(compilation_time_metrics.get('_compile.compile_inner', []))  # dynamo + inductor, every (re)compilation
     tokens = sum(h['tokens_per_second'] * h['seconds_per_step'] for h in hist)
     shapes = Shapes.from_config(agents[0].model.config)
-    per_agent = [([p for c in calls if c['agent'] == i for p in c['prompt']], [n for c in calls if c['agent'] == i for n in c['completion']])
-                 for i in range(len(agents))]
+    shares = [[agent_share(c, i) for c in calls] for i in range(len(agents))]
+    per_agent = [([p for ps, _ in sh for p in ps], [n for _, ns in sh for n in ns]) for sh in shares]
     rank = lora_rank(agents, shapes.layers)
     flops = job_flops(shapes, per_agent, rank)
     print(json.dumps({'library': 'comlrl (this repo)', 'world_size': world, 'rank': int(os.environ.get('RANK', '0')), 'agents': 'LoRA, shared base' if args.lora else 'full fine-tuning',
@@ -136,9 +159,13 @@ def main():
                       'tokens_generated': int(round(tokens)),
                       'flops': flops['total'], 'flops_generation': flops['generation'], 'flops_update': flops['update'], 'shapes': dataclasses.asdict(shapes), 'lora_rank': rank,
                       'prompt_tokens': [p for p, _ in per_agent], 'completion_tokens': [n for _, n in per_agent],
+                      'team_batch': args.team_batch, 'team_calls': sum(isinstance(c['agent'], list) for c in calls),
                       'num_agents': len(agents), 'num_generations': args.num_generations, 'max_new_tokens': args.max_new_tokens, 'num_turns': args.num_turns,
                       'calls': [{k: c[k] for k in ('agent', 'prompt', 'completion')} for c in calls],
                       'phase_seconds': {'generation': round(sum(c['seconds'] for c in calls), 2), 'update': round(phases.get('update', 0.0), 2)},
+                      # CPU time of this process (on a shared machine, less disturbed by the other processes than wall time)
+                      'phase_cpu_seconds': {'generation': round(sum(c['cpu_seconds'] for c in calls), 2),
+                                            'update': round(phases.get('update_cpu', 0.0), 2), 'total': round(cpu - compile_s, 2)},
                       'peak_rss_mib': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
 
 

@@ -11,6 +11,11 @@ tokens, one turn):
 - the reference CoMLRL 1.4.3 (full fine-tuning, one prompt per step, its only mode) at 1 and 2 agents and at 64 and
   128 tokens, on its first `--ref-prompts` posts.
 
+A LoRA point may end in `-team` or `-peragent`: the same point with the team's decoding in one batch (`--team-batch on`,
+`HFSampler(team_batch=True)`) or one call per agent (`--team-batch off`); without it, the sampler's default.
+`--team-decoding` runs the agents axis (LoRA, 1 to 4 agents) both ways, side by side, point after point.
+The committed comparison is a smaller run (2 posts, agents 1, 2, 4): its command is in results/team_decoding/README.md.
+
 Each point runs `comlrl_job.py` (or `ref_comlrl_job.py` in the reference's venv) in its own process, and its JSON line
 is kept in `--work` as `<point>.json` with the command, the run's wall time and the 1-minute load average before and
 after it (the one after includes the point's own process, about 1). Before each point the script waits until the load
@@ -24,6 +29,7 @@ at a time, attention at the peak rate, everything else free) is timed in this pr
     OMP_NUM_THREADS=1 python benchmarks/scaling.py --out benchmarks/results/scaling              # the sweep, about 1 h
     OMP_NUM_THREADS=1 python benchmarks/scaling.py --points lora-n4-k4-c64-t1 --work /tmp/scaling --reuse   # one point
     OMP_NUM_THREADS=1 python benchmarks/scaling.py --short          # before a change to the hot path: two points, minutes
+    OMP_NUM_THREADS=1 python benchmarks/scaling.py --team-decoding --out /tmp/team_decoding   # 8 points, about 25 min on a quiet machine (the sweep's times)
 
 `--short` runs two small points (LoRA agents, 2 posts, 32 and 64 new tokens) and prints each one's fraction of the
 floor; `--min-floor-fraction F` makes the script exit with status 1 when a point runs below F of its floor's speed.
@@ -37,21 +43,29 @@ from flops import Shapes, matmul_floor, matmul_peak
 
 BASE = dict(team='lora', agents=2, K=4, tokens=64, turns=1)
 AXES = {'agents': 'agents', 'K': 'samples K', 'tokens': 'max new tokens', 'turns': 'turns'}
+DECODINGS = {'team': 'on', 'peragent': 'off'}  # a LoRA point's optional suffix -> comlrl_job.py --team-batch
 
 
-def point_name(team: str, agents: int, K: int, tokens: int, turns: int) -> str:
-    "A point's name: team ('lora', 'full' or 'ref'), agents n, samples K, max new tokens c, turns t."
-    return f'{team}-n{agents}-k{K}-c{tokens}-t{turns}'
+def point_name(team: str, agents: int, K: int, tokens: int, turns: int, decoding: str = None) -> str:
+    "A point's name: team ('lora', 'full' or 'ref'), agents n, samples K, max new tokens c, turns t, and a LoRA team's decoding."
+    return f'{team}-n{agents}-k{K}-c{tokens}-t{turns}' + (f'-{decoding}' if decoding else '')
 
 
 def parse_point(name: str) -> dict:
     "The settings a point name stands for. Raises `ValueError` for a name `point_name` does not make."
     try:
-        team, n, k, c, t = name.split('-')
+        team, n, k, c, t, *rest = name.split('-')
         assert team in ('lora', 'full', 'ref') and n[0] == 'n' and k[0] == 'k' and c[0] == 'c' and t[0] == 't'
-        return dict(team=team, agents=int(n[1:]), K=int(k[1:]), tokens=int(c[1:]), turns=int(t[1:]))
+        assert not rest or (len(rest) == 1 and rest[0] in DECODINGS and team == 'lora')
+        return dict(team=team, agents=int(n[1:]), K=int(k[1:]), tokens=int(c[1:]), turns=int(t[1:]), decoding=rest[0] if rest else None)
     except (ValueError, AssertionError):
-        raise ValueError(f"point {name!r} is not of the form team-nN-kK-cC-tT (e.g. {point_name(**BASE)})") from None
+        raise ValueError(f"point {name!r} is not of the form team-nN-kK-cC-tT, LoRA ones optionally ending in "
+                         f"-team or -peragent (e.g. {point_name(**BASE)}, {point_name(**BASE, decoding='team')})") from None
+
+
+def series(row: dict) -> str:
+    "The line a point belongs to: its team, and its decoding when it names one."
+    return row['team'] + (f"-{row['decoding']}" if row.get('decoding') else '')
 
 
 def sweep() -> list[str]:
@@ -65,6 +79,11 @@ def sweep() -> list[str]:
     for n in (1, 2): add(team='full', agents=n)
     for n, c in ((1, 64), (2, 64), (2, 128)): add(team='ref', agents=n, tokens=c)
     return pts
+
+
+def team_decoding_sweep() -> list[str]:
+    "The agents axis (LoRA, 1 to 4 agents) with the team's decoding in one batch and agent by agent, alternating."
+    return [point_name(**{**BASE, 'agents': n}, decoding=d) for n in (1, 2, 3, 4) for d in DECODINGS]
 
 
 def load1() -> float:
@@ -92,7 +111,8 @@ def command(pt: dict, args) -> list:
         return [args.ref_python, str(HERE / 'ref_comlrl_job.py'), *common, '--prompts', str(args.ref_prompts),
                 '--num-agents', str(pt['agents'])]
     return [sys.executable, str(HERE / 'comlrl_job.py'), *common, '--prompts', str(args.prompts), '--batch-size', str(args.prompts),
-            '--num-agents', str(pt['agents']), '--num-turns', str(pt['turns'])] + (['--lora'] if pt['team'] == 'lora' else [])
+            '--num-agents', str(pt['agents']), '--num-turns', str(pt['turns'])] + (['--lora'] if pt['team'] == 'lora' else []) + \
+           (['--team-batch', DECODINGS[pt['decoding']]] if pt.get('decoding') else [])
 
 
 def run_point(name: str, args) -> dict:
@@ -127,15 +147,18 @@ def summarise(rec: dict, peak: float, timings: dict) -> dict:
     "One point's row: seconds per prompt, FLOPs, its floor and the fraction of the floor's speed, memory, the time split."
     r = rec['result']
     floor = matmul_floor(Shapes(**r['shapes']), per_call(r), r['lora_rank'], None, peak, cache=timings)
-    secs, prompts = r['seconds'], r['prompts']
+    secs, prompts, cpu = r['seconds'], r['prompts'], r.get('phase_cpu_seconds')  # CPU time: comlrl_job.py since 2026-11-27
     if 'phase_seconds' in r: gen, upd = r['phase_seconds']['generation'], r['phase_seconds']['update']
     else: gen, upd = r['generate_seconds'], None  # the reference: the update and the rest are not told apart
-    return {'point': rec['point'], 'team': rec['team'], 'agents': rec['agents'], 'K': rec['K'], 'tokens': rec['tokens'],
+    return {'point': rec['point'], 'team': rec['team'], 'decoding': rec.get('decoding'), 'team_calls': r.get('team_calls'),
+            'generation_seconds_per_prompt': round(gen / prompts, 3), 'agents': rec['agents'], 'K': rec['K'], 'tokens': rec['tokens'],
             'turns': rec['turns'], 'prompts': prompts, 'seconds_per_prompt': round(secs / prompts, 3),
             'tflop_per_prompt': round(r['flops'] / prompts / 1e12, 4), 'mfu': round(r['flops'] / secs / peak, 4),
             'floor_seconds_per_prompt': round(floor['total'] / prompts, 3),
             'floor_split_seconds': {k: round(v, 2) for k, v in floor.items()},
             'floor_fraction': round(floor['total'] / secs, 4), 'peak_rss_mib': r['peak_rss_mib'],
+            'cpu_seconds_per_prompt': cpu and round(cpu['total'] / prompts, 3),
+            'generation_cpu_seconds_per_prompt': cpu and round(cpu['generation'] / prompts, 3),
             'generation_share': round(gen / secs, 4), 'update_share': None if upd is None else round(upd / secs, 4),
             'other_share': None if upd is None else round(1 - (gen + upd) / secs, 4),
             'tokens_generated': r.get('tokens_generated'), 'load_before': rec['load_before'], 'load_after': rec['load_after'],
@@ -148,13 +171,41 @@ def axis_of(row: dict) -> list[str]:
 
 
 def flatness(rows: list) -> dict:
-    "Per team and axis: the highest over the lowest fraction of the floor along the axis (1.0 = perfectly flat)."
+    "Per team (and decoding) and axis: the highest over the lowest fraction of the floor along the axis (1.0 = perfectly flat)."
     out = {}
-    for team in ('lora', 'full'):
+    for ser in sorted({series(r) for r in rows if r['team'] != 'ref'}):
         for ax in AXES:
-            fr = [r['floor_fraction'] for r in rows if r['team'] == team and ax in axis_of(r)]
-            if len(fr) > 1: out[f'{team}/{ax}'] = round(max(fr) / min(fr), 3)
+            fr = [r['floor_fraction'] for r in rows if series(r) == ser and ax in axis_of(r)]
+            if len(fr) > 1: out[f'{ser}/{ax}'] = round(max(fr) / min(fr), 3)
     return out
+
+
+def team_vs_each(rows: list) -> list:
+    "Each point run both ways: seconds per prompt and generation seconds per prompt, one batch for the team over agent by agent."
+    key = lambda r: (r['team'], r['agents'], r['K'], r['tokens'], r['turns'])
+    each = {key(r): r for r in rows if r.get('decoding') == 'peragent'}
+    return [{'agents': t['agents'], 'K': t['K'], 'tokens': t['tokens'], 'turns': t['turns'],
+             'seconds_per_prompt': (t['seconds_per_prompt'], e['seconds_per_prompt']),
+             'generation_seconds_per_prompt': (t['generation_seconds_per_prompt'], e['generation_seconds_per_prompt']),
+             'step_ratio': round(t['seconds_per_prompt'] / e['seconds_per_prompt'], 3),
+             'generation_ratio': round(t['generation_seconds_per_prompt'] / e['generation_seconds_per_prompt'], 3),
+             'cpu_seconds_per_prompt': (t.get('cpu_seconds_per_prompt'), e.get('cpu_seconds_per_prompt')),
+             'generation_cpu_seconds_per_prompt': (t.get('generation_cpu_seconds_per_prompt'), e.get('generation_cpu_seconds_per_prompt')),
+             'load_before': (t['load_before'], e['load_before'])}
+            for t in rows if t.get('decoding') == 'team' and (e := each.get(key(t)))]
+
+
+def pair_table(pairs: list) -> str:
+    "The team-against-each comparison as a markdown table: wall seconds, and this process's CPU seconds where recorded."
+    cpu = all(None not in p['cpu_seconds_per_prompt'] for p in pairs)
+    head = ('| agents | K | max tokens | generation s/prompt, team / each | ratio | step s/prompt, team / each | ratio |'
+            + (' generation CPU s/prompt, team / each | ratio | step CPU s/prompt, team / each | ratio |' if cpu else '')
+            + ' load before, team / each |\n|' + '---:|' * (12 if cpu else 8))
+    def both(p, k): return f"{p[k][0]:.2f} / {p[k][1]:.2f} | {p[k][0] / p[k][1]:.3f}"
+    return '\n'.join([head] + [f"| {p['agents']} | {p['K']} | {p['tokens']} | {both(p, 'generation_seconds_per_prompt')} | "
+                                f"{both(p, 'seconds_per_prompt')} | "
+                                + (f"{both(p, 'generation_cpu_seconds_per_prompt')} | {both(p, 'cpu_seconds_per_prompt')} | " if cpu else '')
+                                + f"{p['load_before'][0]:.2f} / {p['load_before'][1]:.2f} |" for p in pairs])
 
 
 def table(rows: list) -> str:
@@ -174,11 +225,13 @@ def plot(rows: list, path: Path):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    fig, axs = plt.subplots(2, len(AXES), figsize=(4 * len(AXES), 6.5), squeeze=False)
-    style = {'lora': ('C0', 'comlrl, LoRA agents'), 'full': ('C1', 'comlrl, full fine-tuning'), 'ref': ('C3', 'CoMLRL 1.4.3')}
-    for j, (ax, label) in enumerate(AXES.items()):
+    axes = {ax: label for ax, label in AXES.items() if len({r[ax] for r in rows if ax in axis_of(r)}) > 1}  # axes the points span
+    fig, axs = plt.subplots(2, len(axes), figsize=(4 * len(axes) + 1, 6.5), squeeze=False)
+    style = {'lora': ('C0', 'comlrl, LoRA agents'), 'full': ('C1', 'comlrl, full fine-tuning'), 'ref': ('C3', 'CoMLRL 1.4.3'),
+             'lora-team': ('C2', 'comlrl, LoRA agents, one batch for the team'), 'lora-peragent': ('C4', 'comlrl, LoRA agents, agent by agent')}
+    for j, (ax, label) in enumerate(axes.items()):
         for team, (color, name) in style.items():
-            pts = sorted((r for r in rows if r['team'] == team and ax in axis_of(r)), key=lambda r: r[ax])
+            pts = sorted((r for r in rows if series(r) == team and ax in axis_of(r)), key=lambda r: r[ax])
             if not pts: continue
             x = [r[ax] for r in pts]
             axs[0, j].plot(x, [r['seconds_per_prompt'] for r in pts], 'o-', color=color, label=name)
@@ -208,6 +261,7 @@ def main():
     ap.add_argument('--ref-python', default=str(HERE / '.venv-ref' / 'bin' / 'python'), help='see setup_ref_venv.sh')
     ap.add_argument('--points', default=None, help='comma-separated point names (default: the whole sweep, see sweep())')
     ap.add_argument('--short', action='store_true', help='two small points (LoRA, 2 posts, 32 and 64 new tokens): a check before a change')
+    ap.add_argument('--team-decoding', action='store_true', help='the agents axis (LoRA, 1-4 agents), decoding the team in one batch and agent by agent')
     ap.add_argument('--prompts', type=int, default=8, help="comlrl's posts, all in one step")
     ap.add_argument('--ref-prompts', type=int, default=2, help="the reference's posts (one step each)")
     ap.add_argument('--work', default='/tmp/scaling', help="where each point's JSON is kept")
@@ -225,6 +279,7 @@ def main():
     if args.short:
         args.prompts, args.work = 2, args.work if args.work != '/tmp/scaling' else '/tmp/scaling-short'
         names = [point_name(**{**BASE, 'tokens': c}) for c in (32, 64)]
+    elif args.team_decoding: names = team_decoding_sweep()
     else: names = args.points.split(',') if args.points else sweep()
     for nm in names: parse_point(nm)  # every name checked before anything runs
     if any(parse_point(nm)['team'] == 'ref' for nm in names) and not Path(args.ref_python).exists():
@@ -244,8 +299,9 @@ def main():
     timings = {}
     rows = [summarise(rec, peak, timings) for rec in recs]
     out = {'matmul_peak_flops': round(peak), 'floor_load_before': load, 'floor_load_after': load1(), 'date': time.strftime('%Y-%m-%d'),
-           'prompts': args.prompts, 'ref_prompts': args.ref_prompts, 'points': rows, 'flatness': flatness(rows)}
-    md = table(rows)
+           'prompts': args.prompts, 'ref_prompts': args.ref_prompts, 'points': rows, 'flatness': flatness(rows),
+           'team_vs_each': team_vs_each(rows)}
+    md = table(rows) + (f"\n\nOne batch for the team against one call per agent:\n\n{pair_table(out['team_vs_each'])}" if out['team_vs_each'] else '')
     print(f'single-thread fp32 matmul peak: {peak / 1e9:.1f} GFLOP/s; floors timed at load {load:.2f} -> {out["floor_load_after"]:.2f}\n')
     print(md)
     if out['flatness']: print('\nhighest / lowest fraction of the floor along each axis: ' + ', '.join(f'{k} {v:.3f}' for k, v in out['flatness'].items()))

@@ -11,7 +11,7 @@ __all__ = ['CACHE_KW', 'cache_of', 'text_config', 'has_sliding_window', 'choose_
 # %% ../nbs/01b_fast_paths.ipynb #17f859b4
 from contextlib import contextmanager, nullcontext
 from functools import partial
-from typing import Optional
+from typing import Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -157,24 +157,28 @@ def prefill_cache(model: nn.Module, # causal LM
                   max_completion_length: int, # new tokens that will be decoded (sizes a static or shared cache)
                   implementation: str = 'static', # 'shared' (prompt once), 'static' (preallocated), 'dynamic' (grows)
                   per_prompt: bool = True, # run each prompt alone at its true length (else one padded batch)
+                  adapter_names: Optional[Sequence[str]] = None, # B adapters of a PeftModel, prompt b prefilled under adapter_names[b]; None: the active one
                  ) -> Cache: # keys/values of positions 0..P-2 for B·K rows, row b·K + k continuing prompt b
     "Run every prompt but its last token once and return a cache for its K continuations, ready for `generate`."
     if implementation not in ('shared', 'static', 'dynamic'):
         raise ValueError(f"implementation must be 'shared', 'static' or 'dynamic', got {implementation!r}")
     B, P = ids.shape
+    if adapter_names is not None and len(adapter_names) != B:
+        raise ValueError(f"{len(adapter_names)} adapter names for {B} prompts: give one per prompt")
+    under = lambda rows: {} if adapter_names is None else {'adapter_names': [adapter_names[b] for b in rows]}  # PEFT's mixed batch
     if per_prompt:  # no work on padding: the prompt's keys/values land right-aligned in zero-filled (masked) rows
         kv = None
         for b in range(B):
             n = int(mask[b].sum())
             if n < 2: continue  # a one-token prompt has nothing before its last token
-            layers = cache_of(model(input_ids=ids[b:b + 1, P - n:P - 1], use_cache=True, logits_to_keep=1)).layers
+            layers = cache_of(model(input_ids=ids[b:b + 1, P - n:P - 1], use_cache=True, logits_to_keep=1, **under([b]))).layers
             if kv is None: kv = [(l.keys.new_zeros(B, *l.keys.shape[1:2], P - 1, l.keys.shape[-1]),
                                   l.values.new_zeros(B, *l.values.shape[1:2], P - 1, l.values.shape[-1])) for l in layers]
             for (k, v), l in zip(kv, layers): k[b, :, P - n:], v[b, :, P - n:] = l.keys[0], l.values[0]
     else:
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
         layers = cache_of(model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=pos[:, :-1],
-                                use_cache=True, logits_to_keep=1)).layers
+                                use_cache=True, logits_to_keep=1, **under(range(B)))).layers
         kv = [(l.keys, l.values) for l in layers]
     if implementation == 'shared': return Cache(layers=[SharedPrefixLayer(k, v, mask[:, :-1], max_completion_length) for k, v in kv])
     config = text_config(model)

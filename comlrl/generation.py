@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['MAX_COMPLETION_LENGTH', 'applied_chat_template', 'encode_prompts', 'completion_mask', 'stop_string_mask',
-           'Generation', 'eos_token_ids', 'InverseCDFSampler', 'generate', 'completion_outputs', 'token_logprobs',
-           'completion_logprobs', 'sequence_logprobs']
+           'finish_rows', 'Generation', 'eos_token_ids', 'InverseCDFSampler', 'generate', 'completion_outputs',
+           'token_logprobs', 'completion_logprobs', 'sequence_logprobs']
 
 # %% ../nbs/02_generation.ipynb #3fbefb4f
 import warnings
@@ -103,6 +103,17 @@ def stop_string_mask(tokenizer: PreTrainedTokenizerBase, # decodes the completio
         out[r, hi:] = 0
     return out
 
+# %% ../nbs/02_generation.ipynb #f187a714
+def finish_rows(tokenizer: PreTrainedTokenizerBase, # decodes the completions
+                completion_ids: torch.Tensor, # [N, C] sampled token ids
+                eos_token_ids: Sequence[int], # ids that end a response
+                stop_strings: Optional[Sequence[str]] = None, # see `stop_string_mask`; None: none
+               ) -> tuple[torch.Tensor, list[str]]: # [N, C] long completion mask, N texts
+    "The completion mask (first EOS, then first stop string) and the decoded text of each row."
+    mask = completion_mask(completion_ids, eos_token_ids)
+    if stop_strings: mask = stop_string_mask(tokenizer, completion_ids, stop_strings, mask)
+    return mask, tokenizer.batch_decode(torch.where(mask.bool(), completion_ids, tokenizer.pad_token_id), skip_special_tokens=True)
+
 # %% ../nbs/02_generation.ipynb #158b811c
 @dataclass
 class Generation:
@@ -191,10 +202,16 @@ def _check_generate_settings(num_generations, max_completion_length, do_sample, 
         raise ValueError(f"compile_decoding=True needs the static cache: cache_implementation='static' or None, not {cache_implementation!r}")
 
 # %% ../nbs/02_generation.ipynb #a0bdad53
-def _check_prompts(model, prompt_ids, seeds, max_completion_length):
-    "Raise `ValueError` when `seeds` do not give one seed per prompt, or prompts and completions overflow the context."
+def _check_prompts(model, prompt_ids, seeds, max_completion_length, adapter_names=None):
+    """Raise `ValueError` when `seeds` or `adapter_names` do not give one per prompt, `adapter_names` are given to a model
+    without PEFT's mixed-adapter batches, or prompts and completions overflow the context."""
     if seeds is not None and len(seeds) != prompt_ids.shape[0]:
         raise ValueError(f"{len(seeds)} seeds for {prompt_ids.shape[0]} prompts: give one seed per prompt")
+    if adapter_names is not None and len(adapter_names) != prompt_ids.shape[0]:
+        raise ValueError(f"{len(adapter_names)} adapter names for {prompt_ids.shape[0]} prompts: give one per prompt")
+    if adapter_names is not None and 'adapter_names' not in getattr(model, 'special_peft_forward_args', ()):
+        raise ValueError(f"adapter_names needs a PeftModel whose PEFT version decodes mixed-adapter batches; "
+                         f"{type(model).__name__} does not: decode each adapter in its own call")
     ctx = getattr(getattr(model, 'config', None), 'max_position_embeddings', None)
     if ctx is not None and prompt_ids.shape[1] + max_completion_length > ctx:
         raise ValueError(f"the longest prompt ({prompt_ids.shape[1]} tokens) plus max_completion_length="
@@ -218,16 +235,17 @@ def _decoding_config(tokenizer, eos, max_completion_length, repetition_penalty, 
 
 # %% ../nbs/02_generation.ipynb #aedc606d
 def _generate_rows(model, rows: dict, ids, mask, num_generations, max_completion_length, prefix_sharing, cache_implementation,
-                   device, compiled) -> torch.Tensor:
+                   device, compiled, adapter_names=None) -> torch.Tensor:
     "[B·K, P + C] prompts and samples of `model.generate(**rows)`, through the shared-prefix cache when it applies."
     cfg, P = rows['generation_config'], ids.shape[1]
-    with torch.inference_mode():
+    guards = torch._dynamo.config.patch(skip_nnmodule_hook_guards=False) if compiled else nullcontext()  # see *One batch for several adapters*
+    with torch.inference_mode(), guards:
         if not (prefix_sharing and P > 1):
             if compiled or cache_implementation == 'static': cfg.cache_implementation = 'static'
             return model.generate(**rows)
         impl = 'static' if compiled else choose_cache(model, device, cache_implementation)  # run each prompt once,
         cache = prefill_cache(model, ids, mask, num_generations, max_completion_length, implementation=impl,  # then K copies go on
-                              per_prompt=device.type == 'cpu' and not has_sliding_window(model))
+                              per_prompt=device.type == 'cpu' and not has_sliding_window(model), adapter_names=adapter_names)
         with shared_prefix_decoding(model, cache) if impl == 'shared' else nullcontext():
             return model.generate(**{CACHE_KW: cache}, **rows)
 
@@ -268,12 +286,13 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
              seeds: Optional[Sequence[int]] = None, # B integers: prompt b's samples draw from a generator seeded with seeds[b]; None: the global RNG
              compile_decoding: Optional[bool] = None, # decode steps under torch.compile (static cache, see below); None: on CUDA only
              stop_strings: Optional[Sequence[str]] = None, # a response also ends with the first of these in its text (see `stop_string_mask`)
+             adapter_names: Optional[Sequence[str]] = None, # B adapters of a PeftModel: prompt b's rows decode under adapter_names[b] (see below); None: the active one
             ) -> Generation:
     "Sample `num_generations` responses to each prompt with one `model.generate` call. Raises `ValueError` on bad settings."
     _check_generate_settings(num_generations, max_completion_length, do_sample, temperature, top_p, cache_implementation,
                              prefix_sharing, compile_decoding)
     prompt_ids, prompt_mask = encode_prompts(tokenizer, prompts, use_chat_template, system_prompt, max_prompt_length)
-    _check_prompts(model, prompt_ids, seeds, max_completion_length)
+    _check_prompts(model, prompt_ids, seeds, max_completion_length, adapter_names)
     device = next(model.parameters()).device
     eos = eos_token_ids(model, tokenizer)
     K, P = num_generations, prompt_ids.shape[1]
@@ -284,17 +303,16 @@ def generate(model: nn.Module, # a causal LM (or PeftModel with the agent's adap
         cfg = _decoding_config(tokenizer, eos, max_completion_length, repetition_penalty, stop_strings, device, compiled)
         rows = dict(input_ids=ids.repeat_interleave(K, 0), attention_mask=mask.repeat_interleave(K, 0), generation_config=cfg,
                     logits_processor=processors, **({'tokenizer': tokenizer} if stop_strings else {}))
+        if adapter_names is not None: rows['adapter_names'] = [a for a in adapter_names for _ in range(K)]  # row b·K + k: prompt b's
         return _generate_rows(model, rows, ids, mask, K, max_completion_length, prefix_sharing, cache_implementation,
-                              device, compiled)
+                              device, compiled, adapter_names)
     compiled = (device.type == 'cuda' if compile_decoding is None else compile_decoding) and not _compile_failed
     was_training = model.training
     model.eval()
     try: seqs = _decode_or_fall_back(decode, compiled)
     finally: model.train(was_training)
     completion_ids = seqs[:, P:].cpu().clone()  # a normal tensor: inference tensors cannot enter autograd later
-    cmask = completion_mask(completion_ids, eos)
-    if stop_strings: cmask = stop_string_mask(tokenizer, completion_ids, stop_strings, cmask)
-    texts = tokenizer.batch_decode(torch.where(cmask.bool(), completion_ids, tokenizer.pad_token_id), skip_special_tokens=True)
+    cmask, texts = finish_rows(tokenizer, completion_ids, eos, stop_strings)
     return Generation(prompt_ids.repeat_interleave(K, 0), prompt_mask.repeat_interleave(K, 0), completion_ids, cmask, texts, K)
 
 # %% ../nbs/02_generation.ipynb #33828386

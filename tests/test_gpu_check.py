@@ -53,6 +53,8 @@ def test_dry_run_checks_what_the_issue_asks(dry_run):
         assert len(r['steps']) == r['warmup'] + r['timed']
         assert all(s['generation'] > 0 and s['update'] > 0 for s in r['steps']), name
         assert 0 < x['update_mfu'] and 0 < x['decode_bandwidth_share'] and x['tokens_per_second'] > 0, name
+    team, each = (parts[n]['result'] for n in ('speed-comlrl-2lora', 'speed-comlrl-2lora-peragent'))
+    assert (team['team_batch'], team['decode_calls'], each['team_batch'], each['decode_calls']) == (True, 1, False, 2)
     md = (out / 'results.md').read_text()
     assert "## Every preset's path" in md and '## The speed job' in md and '## Not ok' not in md
     assert ('## Skipped' in md) != bool(os.environ.get('COMLRL_REF_SITE'))  # the reference, when it is not installed apart
@@ -111,8 +113,8 @@ def test_reference_runs_without_this_checkout_on_its_path(tmp_path):
 
 def test_quick_and_full_runs():
     full, quick = {p.name for p in check.parts_for('full')}, {p.name for p in check.parts_for('quick')}
-    assert {'speed-comlrl-2lora', 'speed-comlrl-2lora-eager', 'speed-comlrl-2full', 'speed-comlrl143-2full',
-            'speed-trl-1lora', 'speed-comlrl-1lora'} <= full
+    assert {'speed-comlrl-2lora', 'speed-comlrl-2lora-peragent', 'speed-comlrl-2lora-eager', 'speed-comlrl-2full',
+            'speed-comlrl143-2full', 'speed-trl-1lora', 'speed-comlrl-1lora'} <= full
     assert quick == {'machine', 'preset-colab-t4-magrpo', 'preset-colab-t4-ippo', 'preset-a100-magrpo', 'preset-a100-ippo',
                      'speed-comlrl-2lora-eager', 'speed-trl-1lora', 'speed-comlrl-1lora-eager'}
     with pytest.raises(SystemExit, match='unknown parts'): check.parts_for('full', ['machin'])
@@ -198,6 +200,8 @@ def test_derived_speed_figures():
     kv = s.layers * 2 * s.kv_heads * s.head_dim * 2  # bytes per cached token
     read = 2 * (8 * 1000 + 2 * kv * (8 * 128 + 28))
     assert math.isclose(x['decode_bandwidth_share'], read / 1.0 / 2e9)
+    team = report.derive_speed({**r, 'decode_calls': 1}, {'bf16_tflops': 1.0, 'copy_gbps': 2.0}, dry_run=True)  # one call for both agents
+    assert math.isclose(team['decode_bandwidth_share'], (8 * 1000 + 4 * kv * (8 * 128 + 28)) / 1.0 / 2e9)
 
 
 def test_wandb_stub_refuses_to_log():

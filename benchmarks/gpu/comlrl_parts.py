@@ -146,11 +146,13 @@ def preset_part(preset: str, algorithm: str, device: str, dry_run: bool = False,
 
 # ---- the speed job ---------------------------------------------------------------------------------------------------
 
-def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool = False, quick: bool = False) -> dict:
+def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool = False, quick: bool = False,
+               team_batch=None) -> dict:
     """comlrl's run of the speed job: `num_agents` agents (LoRA r=32 on one base, or full copies) on a random
-    Qwen2.5-1.5B in bfloat16, MAGRPO, bf16 autocast; `compiled` None is comlrl's default (compiled decoding on CUDA).
+    Qwen2.5-1.5B in bfloat16, MAGRPO, bf16 autocast; `compiled` None is comlrl's default (compiled decoding on CUDA);
+    `team_batch` None is the sampler's default (LoRA agents on one base decode in one batch on CUDA, `HFSampler`).
     Times every step (generation, reward and the rest, the update) and asserts every sample has exactly C tokens."""
-    import comlrl.samplers as R  # the default sampler (HFSampler) calls its module's generate
+    import comlrl.samplers as R  # the default sampler (HFSampler) calls its module's generate, for one agent or the team
     from comlrl.models import default_lora_config, load_agents
     from comlrl.trainers.magrpo import MAGRPOConfig, MAGRPOTrainer
     job = speed_job(device, dry_run, quick)
@@ -159,7 +161,7 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
     agents = load_agents(model, num_agents=num_agents, tokenizer=tok, use_lora=lora, device=device,
                          lora_config=default_lora_config(r=32, lora_alpha=64))
     items = [{'prompt': q} for q in tldr_prompts(tok, s['B'] * steps, s['P'])]
-    timer, per_step, lengths = Timer(device), [], []
+    timer, per_step, lengths, team_calls = Timer(device), [], [], []
     def reward(*completions):
         with timer('reward'): return length_reward(*completions)
     with tempfile.TemporaryDirectory() as d:
@@ -174,6 +176,7 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
         def timed_generate(*a, **k):
             with timer('generation'): g = generate(*a, **k)
             lengths.extend(g.completion_mask.sum(-1).tolist())
+            team_calls.append(k.get('adapter_names') is not None)
             return g
         step = tr.training_step
         def timed_step(*a, **k):
@@ -182,6 +185,7 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
             per_step.append({n: sum(v) - before.get(n, 0.0) for n, v in timer.seconds.items()})
             return out
         R.generate, tr.training_step = timed_generate, timed_step
+        if team_batch is not None: tr.sampler = R.HFSampler(team_batch=team_batch)  # else make_sampler's, the default
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
             try: tr.train()
@@ -189,8 +193,11 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
     fallback = [str(w.message) for w in caught if 'compiled decoding failed' in str(w.message)]
     if set(lengths) != {s['C']}:
         raise AssertionError(f"the speed job needs exactly {s['C']} new tokens per sample; got lengths {sorted(set(lengths))}")
+    team = any(team_calls)  # one generate call for the team: the base and every adapter read once per decoding step
+    if team_batch is not None and team != team_batch: raise AssertionError(f"team_batch={team_batch} but team calls: {team_calls}")
     return speed_record('comlrl', num_agents, lora, s, per_step, peak_memory_bytes(device), load_s, lengths,
-                        decode_weight_bytes(agents[0].model, num_agents if lora else 1),
+                        decode_weight_bytes(agents[0].model, 1 if team or not lora else num_agents),
+                        team_batch=team, decode_calls=1 if team else num_agents,
                         compiled=((torch.device(device).type == 'cuda') if compiled is None else compiled) and not fallback,
                         compile_failed=fallback,
                         versions=versions('transformers', 'peft', 'accelerate'))

@@ -6,8 +6,9 @@ Speed figures, per run, over the timed steps (the warm-up step apart):
 - generated tokens per second, over the whole step and over the generation phase alone;
 - the update's MFU: the FLOPs the update needs (`benchmarks/flops.py`, matrix products only) per second of update,
   over the bf16 matrix-product peak the machine part measured;
-- decoding's share of the memory bandwidth: the bytes decoding must read (every weight once per decoding step, plus
-  the KV cache up to that step) per second of generation, over the measured copy bandwidth.
+- decoding's share of the memory bandwidth: the bytes decoding must read (every weight once per decoding step of each
+  generate call, plus the KV cache up to that step: a team decoded in one batch reads the base once per step, agent by
+  agent once per agent) per second of generation, over the measured copy bandwidth.
 """
 import dataclasses, sys
 from pathlib import Path
@@ -44,7 +45,8 @@ def derive_speed(r: dict, machine: dict, dry_run: bool) -> dict:
     fl = agent_flops(s, [P] * prompts, [[C] * K] * prompts, r['lora_r'])
     tokens = n * prompts * K * C
     peak, bw = (machine or {}).get('bf16_tflops'), (machine or {}).get('copy_gbps')
-    read = n * decode_bytes(s, prompts * K, P, C, r['decode_weight_bytes'])
+    calls = r.get('decode_calls', n)  # generate calls per level: one per agent, or one for the team (its rows together)
+    read = calls * decode_bytes(s, n * prompts * K // calls, P, C, r['decode_weight_bytes'])
     return {'seconds_per_step': step, 'seconds_per_prompt': step / prompts, 'generation_seconds': gen, 'reward_seconds': rew,
             'update_seconds': upd, 'warmup_seconds': r['steps'][0]['step'], 'tokens_per_second': tokens / step,
             'decode_tokens_per_second': tokens / gen if gen else None, 'update_tflop': n * fl['update'] / 1e12,
@@ -117,7 +119,8 @@ def markdown(results: dict) -> str:
             x = d.get('derived')
             if not x: lines.append(f"| {d['label']} | {d['status']} | | | | | | | | | |"); continue
             a, r = anchor(d), d['result']
-            dec = ('compiled' if r.get('compiled') else 'eager') + (' (compiling failed)' if r.get('compile_failed') else '')
+            dec = ('compiled' if r.get('compiled') else 'eager') + (' (compiling failed)' if r.get('compile_failed') else '') + \
+                  (', one batch for the team' if r.get('team_batch') else ', agent by agent' if r.get('decode_calls', 1) > 1 else '')
             lines.append(f"| {d['label']} | {d['status']} | {dec} | {x['seconds_per_prompt']:.3f} | {_f(x['seconds_per_prompt'] / a if a else None)} | "
                          f"{x['generation_seconds']:.2f} / {x['reward_seconds']:.3f} / {x['update_seconds']:.2f} | {x['warmup_seconds']:.1f} | "
                          f"{x['tokens_per_second']:.0f} / {_f(x['decode_tokens_per_second'], '{:.0f}')} | {_f(x['update_mfu'], '{:.1%}')} | "
