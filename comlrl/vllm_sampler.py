@@ -8,12 +8,13 @@ __all__ = ['VLLM_INSTALL', 'VLLM_LORA_RANKS', 'HF_DECODING_ONLY', 'VLLMNotInstal
            'engine_kwargs', 'VLLMSampler']
 
 # %% ../nbs/02c_vllm_sampler.ipynb #aa1a68c5
-import importlib.util, os, shutil, tempfile
+import copy, importlib.util, os, shutil, tempfile
 from pathlib import Path
 from typing import Optional, Sequence
 
 import torch
 from fastcore.basics import patch
+from safetensors.torch import save_file
 from torch import nn
 
 from .core import logger
@@ -77,12 +78,20 @@ def lora_team(agents: Sequence[Agent], # the team
 # %% ../nbs/02c_vllm_sampler.ipynb #27d48b34
 def export_base(model: nn.Module, # the team's `PeftModel`
                 folder, # where to write (created; what is there is replaced)
-               ) -> Path: # `folder`: config.json and the safetensors of the base, in the model's dtype
+               ) -> Path: # `folder`: config.json and model.safetensors, the base in its own dtype
     "Save the frozen base of `model` without its adapters, as a Hugging Face model folder vLLM loads."
-    base = model.get_base_model()
-    state = {k.replace('.base_layer.', '.'): v for k, v in base.state_dict().items() if 'lora_' not in k}
-    base.save_pretrained(folder, state_dict=state)
-    return Path(folder)
+    base, folder, state, seen = model.get_base_model(), Path(folder), {}, set()
+    for k, v in base.state_dict().items():
+        if 'lora_' in k or v.data_ptr() in seen: continue  # an adapter's, or a tied copy (the LM head): vLLM ties it again
+        seen.add(v.data_ptr())
+        state[k.replace('.base_layer.', '.')] = v.detach().contiguous().cpu()
+    folder.mkdir(parents=True, exist_ok=True)
+    save_file(state, folder / 'model.safetensors', metadata={'format': 'pt'})
+    config = copy.deepcopy(base.config)
+    config.architectures = [type(base).__name__]
+    if hasattr(config, 'quantization_config'): del config.quantization_config  # a GGUF file's: its weights are dequantized here
+    config.save_pretrained(folder)
+    return folder
 
 def export_adapter(model: nn.Module, # the team's `PeftModel`
                    adapter: str, # the adapter's name in it
@@ -212,11 +221,13 @@ def _load_adapters(self: VLLMSampler):
         self.requests[i] = self._lora_request(name, i + 1, path)
 
 @patch
-def _check_team(self: VLLMSampler, agents: Sequence[Agent]):
-    "Raise `ValueError` unless `agents` are the team the sampler was made for."
-    model, adapters, _ = lora_team(agents)
-    if model is not self.model or adapters != self.adapters:
-        raise ValueError(f"this VLLMSampler serves the adapters {self.adapters} of one model; got {adapters}: make a sampler for this team")
+def _slots(self: VLLMSampler, agents: Sequence[Agent]) -> list[int]:
+    "Each agent's LoRA slot (its adapter's place in the team). Raises `ValueError` for an agent not of the team the sampler serves."
+    slots = {name: i for i, name in enumerate(self.adapters)}
+    if bad := [a.name for a in agents if a.model is not self.model or a.adapter not in slots]:
+        raise ValueError(f"{', '.join(bad)} not of the team this VLLMSampler serves (the adapters {self.adapters} of one model): "
+                         "make a sampler for that team")
+    return [slots[a.adapter] for a in agents]
 
 # %% ../nbs/02c_vllm_sampler.ipynb #fa783500
 _PROMPT_KW = ('use_chat_template', 'system_prompt', 'max_prompt_length')
@@ -224,8 +235,10 @@ _PROMPT_KW = ('use_chat_template', 'system_prompt', 'max_prompt_length')
 @patch
 def sample(self: VLLMSampler, agents: Sequence[Agent], prompts: Sequence[Sequence], num_generations: int = 1,
            seeds=None, **generation_kwargs) -> list[Generation]:
-    "Every agent's B·K samples from one `generate` call, each request under its agent's adapter (see `Sampler.sample`)."
-    self._check_team(agents)
+    """One `Generation` per agent, B·K rows each (prompt-major), from one `generate` call, each request under its agent's
+    adapter; any of the team's agents, in any order (see `Sampler.sample`). Raises `ValueError` on settings `generate`
+    refuses, a prompt too long for the engine's context, or an agent of another team."""
+    slots = self._slots(agents)
     kw = {k: v for k, v in generation_kwargs.items() if k not in HF_DECODING_ONLY}
     enc, stop = {k: kw.pop(k) for k in _PROMPT_KW if k in kw}, kw.pop('stop_strings', None)
     _check_generate_settings(num_generations, kw.get('max_completion_length', MAX_COMPLETION_LENGTH), kw.get('do_sample', True),
@@ -241,7 +254,7 @@ def sample(self: VLLMSampler, agents: Sequence[Agent], prompts: Sequence[Sequenc
         batches.append((a.tokenizer, ids, mask, eos))
         requests += engine_prompts(ids, mask)
         params += [self._sampling_params(**sampling_kwargs(num_generations, None if s is None else s[b], eos, **kw)) for b in range(len(ps))]
-        loras += [self.requests[i]] * len(ps)
+        loras += [self.requests[slots[i]]] * len(ps)
     if self.sleeps: self.llm.wake_up()
     outs = self.llm.generate(requests, params, lora_request=loras, use_tqdm=False)
     if self.sleeps: self.llm.sleep(level=1)
@@ -254,8 +267,9 @@ def sample(self: VLLMSampler, agents: Sequence[Agent], prompts: Sequence[Sequenc
 # %% ../nbs/02c_vllm_sampler.ipynb #0699430e
 @patch
 def sync(self: VLLMSampler, agents: Sequence[Agent]):
-    "After an optimizer step: every agent's adapter reloaded in place in the engine, then its prefix cache reset. The base is never re-sent."
-    self._check_team(agents)
+    """After an optimizer step: every adapter of the team reloaded in place in the engine, then its prefix cache reset. The
+    base is never re-sent. Raises `ValueError` for an agent of another team."""
+    self._slots(agents)
     if self.sleeps: self.llm.wake_up(tags=['weights'])
     self._load_adapters()
     self.llm.reset_prefix_cache()

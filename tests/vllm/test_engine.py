@@ -154,3 +154,24 @@ def test_comlrl_train_with_vllm(tmp_path):
     recs = [json.loads(l) for l in open(tmp_path / 'run' / 'metrics.jsonl')]
     assert any('sampling/logp_difference/agent_0' in r for r in recs)
     print('comlrl train --use_vllm true: trained and evaluated')
+
+
+@pytest.mark.parametrize('preset', ['colab-t4', 'a100'])
+def test_gpu_presets_switch_vllm_on(preset, tmp_path):
+    "`preset_trainer(..., use_vllm=True)`: the preset's config (float16 or bfloat16 base, its LoRA rank, checkpointing) trains a step through vLLM."
+    from comlrl.envs.writing import TLDREnv
+    from comlrl.presets import CPU_CHECK, PRESETS, preset_trainer
+    from comlrl.trainers.magrpo import MAGRPOTrainer
+    env = TLDREnv(**PRESETS[preset].env_kwargs('tldr'))
+    items = env.load_dataset('train[:4]')
+    tiny, tok = tiny_llama(hidden_size=128)
+    tr = preset_trainer(preset, MAGRPOTrainer, env, items, items[:2], model=tiny, tokenizer=tok, output_dir=str(tmp_path), use_vllm=True, **CPU_CHECK)
+    try:
+        kw = tr.sampler.engine_kwargs
+        assert (kw['dtype'], kw['max_lora_rank']) == ({'colab-t4': 'float16', 'a100': 'bfloat16'}[preset], PRESETS[preset].lora_r)
+        tr.train()
+        rec = [json.loads(l) for l in open(tmp_path / 'metrics.jsonl')][0]
+        assert tr.sampler.syncs == 1 and math.isfinite(rec['loss/agent_0'])
+        print(f"{preset}: one step through a {kw['dtype']} engine; mean |log mu - log pi| per token "
+              f"{rec['sampling/logp_difference/agent_0']:.1e}, is_ratio {rec['sampling/is_ratio/agent_0']:.4f}")
+    finally: tr.sampler.close()
