@@ -178,7 +178,7 @@ def engine_kwargs(model_folder, # the exported base (`export_base`)
               seed=seed, enable_lora=True, max_loras=num_agents, max_cpu_loras=num_agents, max_lora_rank=vllm_lora_rank(lora_rank),
               logprobs_mode='processed_logprobs', enable_sleep_mode=enable_sleep_mode and cuda, max_model_len=max_model_length)
     if cuda: kw['gpu_memory_utilization'] = gpu_memory_utilization
-    else: kw.update(enforce_eager=True, kv_cache_memory_bytes=1 << 30)
+    else: kw.update(enforce_eager=True, kv_cache_memory_bytes=1 << 30, enable_chunked_prefill=False)  # see above: seeds and split prefills
     return kw
 
 # %% ../nbs/02c_vllm_sampler.ipynb #79006883
