@@ -21,6 +21,7 @@ py_versions = '3.11 3.12 3.13'.split()
 requirements = shlex.split(cfg.get('requirements', ''))
 dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
 classeval_requirements = shlex.split(cfg.get('classeval_requirements', ''))
+vllm_requirements = shlex.split(cfg.get('vllm_requirements', ''))
 console_scripts = cfg.get('console_scripts', '').split()
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 min_python = cfg['min_python']
@@ -35,7 +36,7 @@ setuptools.setup(
     url=cfg['git_url'],
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
-    install_requires=requirements, extras_require={'dev': dev_requirements, 'classeval': classeval_requirements},
+    install_requires=requirements, extras_require={'dev': dev_requirements, 'classeval': classeval_requirements, 'vllm': vllm_requirements},
     python_requires='>=' + min_python,
     long_description=open('README.md', encoding='utf-8').read(),
     long_description_content_type='text/markdown', zip_safe=False,
