@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Union
 
 from fastcore.basics import patch
 
+from .distributed import fsdp_settings
 from .generation import MAX_COMPLETION_LENGTH
 from .losses import IS_MODES, LOSS_TYPES
 from .rollout import JOINT_MODE_ALIASES
@@ -152,6 +153,9 @@ class MAConfig(_RunConfig):
     vllm_importance_sampling_clip_min: Optional[float] = None  # lower bound of the ratio (None: none)
     vllm_importance_sampling_clip_max: Optional[float] = 3.0  # upper bound of the ratio (None: none)
     vllm_importance_sampling_cap: Optional[float] = None  # TRL's earlier name of vllm_importance_sampling_clip_max (it wins when given)
+    # sharding with FSDP2 (03b_distributed; transformers' names)
+    fsdp: str = ''  # 'full_shard': every agent's weights, gradients and optimizer state sharded over the processes; '': each process holds the whole team (DDP)
+    fsdp_config: Optional[Union[dict, str]] = None  # a dict or a JSON file's path: version (2), reshard_after_forward, transformer_layer_cls_to_wrap
 
 # %% ../nbs/03d_config.ipynb #1f1999f2
 @patch
@@ -232,6 +236,8 @@ def _validate(self: MAConfig):
     if self.run_name is not None and (not isinstance(self.run_name, str) or not self.run_name.strip()):
         bad('run_name', f"must be None or a non-empty string, got {self.run_name!r}")
     _validate_vllm(self, bad)
+    try: fsdp_settings(self.fsdp, self.fsdp_config)  # as the trainer will read them (03b_distributed)
+    except (ValueError, FileNotFoundError) as e: bad('fsdp' if str(e).startswith('fsdp=') else 'fsdp_config', f"is not valid: {e}")
 
 # %% ../nbs/03d_config.ipynb #bd86f544
 @patch
