@@ -311,22 +311,23 @@ def _train_seeds(argv: Sequence[str], run: RunArguments, cfg, log) -> dict:
 @dataclass
 class EvalArguments:
     "Options of `comlrl eval`."
-    run: str = field(default=None, metadata={'help': 'output_dir of a finished `comlrl train` run'})
+    run: str = field(default=None, metadata={'help': 'output_dir of a `comlrl train` run, or one of its checkpoint-N folders'})
     eval_split: Optional[str] = field(default=None, metadata={'help': "eval split (default: the run's)"})
     max_eval_samples: Optional[int] = field(default=None, metadata={'help': 'score only the first this many items'})
     untrained: bool = field(default=False, metadata={'help': 'score the agents before training instead'})
     cooperation: bool = field(default=True, metadata={'help': "also the coop/ metrics of 31_cooperation (--no_cooperation: the reward only)"})
     neutral: str = field(default='empty', metadata={'help': "what replaces an agent's answer in the counterfactual drop: 'empty' or 'untrained'"})
 
-def load_run(run_dir: Union[str, Path], # output_dir of a finished `comlrl train` run
+def load_run(run_dir: Union[str, Path], # output_dir of a `comlrl train` run, or one of its checkpoint-N folders (sharded or not)
              eval_split: Optional[str] = None, # default: the run's
              max_eval_samples: Optional[int] = None, # score only the first this many items
              untrained: bool = False, # the team before training (the run's model, no saved weights)
             ): # a trainer holding the run's team, environment and eval set
     "The trainer of a saved run, its agents' weights loaded: `.agents`, `.env`, `.eval_dataset`, `.evaluate()`. Raises `CLIError` for a folder that holds no run."
     d = Path(run_dir)
-    if not (d / 'run.json').is_file(): raise CLIError(f"{d} is not a comlrl run: {d / 'run.json'} not found")
-    info = json.loads((d / 'run.json').read_text())
+    home = d.parent if (d / 'trainer_state.json').is_file() and not (d / 'run.json').is_file() else d  # a checkpoint: its run's run.json
+    if not (home / 'run.json').is_file(): raise CLIError(f"{d} is not a comlrl run: {d / 'run.json'} not found")
+    info = json.loads((home / 'run.json').read_text())
     trainer_cls, config_cls = algorithm(info['algo'])
     fields = {f.name for f in dataclasses.fields(config_cls)}
     gone = sorted(k for k in info['config'] if k not in fields)

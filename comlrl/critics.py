@@ -20,7 +20,7 @@ from torch import nn
 from .generation import completion_logprobs, completion_outputs, encode_prompts, token_logprobs
 from .models import Agent, load_adapter_weights
 from .rollout import Rollout
-from .distributed import global_moments
+from .distributed import global_moments, root_forward
 from .config import REFERENCE_CONFIG_FIELDS, MAConfig
 from .losses import token_loss
 from .trainer import MATrainer
@@ -35,7 +35,7 @@ class ValueHead(nn.Module):
 
     def forward(self, hidden: torch.Tensor, # [..., H] hidden states
                ) -> torch.Tensor: # [...] values
-        return self.summary(hidden.float()).squeeze(-1)
+        return self.summary(hidden.float()).sum(-1)  # the one column (a sum of one: exact, and not a view)
 
 def lm_parts(model: nn.Module) -> tuple[nn.Module, nn.Module]:
     "(trunk, language-model head) of a causal LM or a PeftModel around one. Raises `ValueError` when there is no trunk."
@@ -60,11 +60,13 @@ def logps_and_values(model: nn.Module, # causal LM or PeftModel (the right adapt
                     ) -> tuple[Optional[torch.Tensor], Optional[torch.Tensor]]: # log-probs [N, C] float32 and values [N, C] float32
     "One trunk pass (`completion_outputs`) giving token log-probs, as `completion_logprobs` does, and values. Raises `ValueError` on mismatched rows."
     trunk, lm_head = lm_parts(model)
-    logps, values = [], []
-    for rows, h in completion_outputs(trunk, prompt_ids, prompt_mask, completion_ids, num_generations, micro_batch_size):
-        if value_head is not None: values.append(value_head(h))
-        if return_logps: logps.append(token_logprobs(lm_head(h), completion_ids[rows].to(h.device), temperature, top_k))
-    return (torch.cat(logps) if return_logps else None), (torch.cat(values) if value_head is not None else None)
+    def run():
+        logps, values = [], []
+        for rows, h in completion_outputs(trunk, prompt_ids, prompt_mask, completion_ids, num_generations, micro_batch_size):
+            if value_head is not None: values.append(value_head(h))
+            if return_logps: logps.append(token_logprobs(lm_head(h), completion_ids[rows].to(h.device), temperature, top_k))
+        return (torch.cat(logps) if return_logps else None), (torch.cat(values) if value_head is not None else None)
+    return root_forward(model, run)  # a sharded model (03b_distributed): its root gathers its own part (embeddings, head) for the trunk
 
 # %% ../nbs/14_critics.ipynb #0f5c911a
 @dataclass
@@ -265,6 +267,14 @@ class ActorCriticTrainer(MATrainer):
                                                    'lr': a.critic_learning_rate or a.learning_rate}]
 
     def trained_modules(self, agent): return [self.agents[agent].model, self.critics[agent].model]
+
+    def team_modules(self):
+        "The agents' models, then each critic's own trunk (a full copy) and its value head, each once (a team critic once)."
+        out = super().team_modules()
+        for cr in {id(c): c for c in self.critics}.values():
+            if all(m is not cr.model for m in out.values()): out[cr.name] = cr.model
+            out[f'{cr.name}_head'] = cr.head
+        return out
 
     def gradient_units(self):
         "Each agent's parameters, with its value head when the head sits on the actor (one forward); each critic of its own apart (the team critic once, for every agent)."

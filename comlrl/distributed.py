@@ -5,10 +5,11 @@
 # %% auto #0
 __all__ = ['DATA_PARALLEL_TYPES', 'SUMMED_METRICS', 'SLOWEST_METRICS', 'FSDP_OPTIONS', 'FSDP_CONFIG_DEFAULTS', 'prompt_seeds',
            'GradientSync', 'launch_kind', 'make_accelerator', 'global_sum', 'global_moments', 'gather_metrics', 'shard',
-           'fsdp_settings', 'ShardingPlan', 'sharding_plan', 'shard_model', 'root_forward', 'unsharded', 'gathered']
+           'fsdp_settings', 'ShardingPlan', 'sharding_plan', 'shard_model', 'root_forward', 'unsharded', 'gathered',
+           'most_counts']
 
 # %% ../nbs/03b_distributed.ipynb #b92c32c8
-import contextlib, json, os, types, warnings
+import contextlib, json, os, time, types, warnings
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -88,7 +89,7 @@ def global_moments(acc: Accelerator, x: torch.Tensor, # this process's values (a
 
 # %% ../nbs/03b_distributed.ipynb #9f3596f1
 SUMMED_METRICS = ('tokens_per_second',)  # per-process rates that add up to the run's
-SLOWEST_METRICS = ('seconds_per_step',)  # a step lasts as long as its slowest process
+SLOWEST_METRICS = ('seconds_per_step', 'seconds_gathering')  # a step (and a sharded team's gather) lasts as long as its slowest process
 
 def gather_metrics(acc: Accelerator, stats: dict, # metric name -> list of values, this process's
                   ) -> dict: # every process's lists, concatenated in process order (rates summed, durations maxed)
@@ -198,13 +199,16 @@ def unsharded(t: torch.Tensor) -> torch.Tensor:
 @contextlib.contextmanager
 def gathered(models: Sequence[nn.Module], # models sharded by `shard_model` (any other is left as it is)
              reshard_after_forward: bool = True, # the plan's, which the units take again at the end
+             stats: Optional[dict] = None, # metric lists: the gather's seconds are appended to 'seconds_gathering'
             ):
     "Inside, every sharded model holds its whole weights (gathered once) and its forwards run without collectives; at the end they are sharded again."
+    t0 = time.perf_counter()
     roots = list({id(m): m for m in models if isinstance(m, FSDPModule)}.values())
     units = list({id(u): (u, u is r) for r in roots for u in r.modules() if isinstance(u, FSDPModule)}.values())
     for u, is_root in units:
         if not is_root: u.set_reshard_after_forward(False, recurse=False)
         u.unshard()
+    if stats is not None and roots: stats.setdefault('seconds_gathering', []).append(time.perf_counter() - t0)
     try: yield
     finally:
         flags = [[p.requires_grad for p in r.parameters()] for r in roots]  # of the whole weights, registered now
@@ -213,3 +217,10 @@ def gathered(models: Sequence[nn.Module], # models sharded by `shard_model` (any
             if not is_root: u.set_reshard_after_forward(reshard_after_forward, recurse=False)
         for r, fl in zip(roots, flags):
             for p, f in zip(r.parameters(), fl): p.requires_grad_(f)
+
+def most_counts(acc: Accelerator, counts: Sequence[int], # this process's counts (micro-batches per agent)
+                plan: Optional[ShardingPlan] = None, # the run's; None: not sharded
+               ) -> list[int]: # the counts this process runs
+    "This process's `counts`; sharded, the most any process has of each (every forward gathers units, so all processes must run as many)."
+    if plan is None: return list(counts)
+    return acc.gather(torch.tensor(list(counts), device=acc.device)).view(-1, len(counts)).amax(0).tolist()

@@ -26,6 +26,8 @@ HOOKS: list[Hook] = [
     Hook('config_class', None, 'a config dataclass', 'when the trainer is built without args=', 'MAConfig'),
     Hook('needs_greedy_baseline', None, 'bool', 'each rollout: also generate and score the greedy joint action', 'False'),
     Hook('setup_models', {}, 'None', 'once, after the agents are loaded, before the optimizers', 'nothing'),
+    Hook('team_modules', {}, '{name: nn.Module}', 'sharded runs: once, after setup_models; and at each sharded checkpoint',
+         "each agent's model (a shared base once)"),
     Hook('optimizer_groups', {'agent': 'int'}, "[{'name', 'params'[, 'lr']}]", "once, building agent i's AdamW",
          'its trainable parameters'),
     Hook('gradient_units', {}, '{name: (parameters, [agents])}', 'once: the parameter sets averaged across processes',

@@ -20,10 +20,11 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers import get_scheduler
 
-from .checkpoints import Checkpointer, DataCursor, set_seed
+from .checkpoints import SHARDED_STATE, Checkpointer, DataCursor, load_sharded_state, set_seed
 from .config import REFERENCE_CONFIG_FIELDS, MAConfig, unknown_names_error
 from .core import RewardFunction, as_formatters, logger
-from .distributed import GradientSync, gather_metrics, global_sum, make_accelerator, prompt_seeds, shard
+from .distributed import (GradientSync, gather_metrics, gathered, global_sum, make_accelerator, most_counts, prompt_seeds,
+                                shard, shard_model, sharding_plan, unsharded)
 from .generation import Generation, completion_logprobs
 from .hooks import HOOKS, ROWS, TRAINER_CALLS, Hook
 from .loggers import LOG_FILES, LogHistory, Loggers
@@ -166,6 +167,7 @@ class MATrainer:
         self._prepare_agents()
         self.setup_models()
         self._ref_models = self._reference_models()
+        self._shard_team()  # sharded runs (fsdp, 03b_distributed): FSDP2 over the processes, before the optimizers
         self._setup_optimizers()
         self._setup_precision()
         self._setup_gradient_sync()
@@ -274,16 +276,41 @@ def gradient_units(self: MATrainer) -> dict: # name -> (parameters, agents whose
 # %% ../nbs/04_trainer.ipynb #19865577
 @patch
 def _setup_gradient_sync(self: MATrainer):
-    "One DDP-wrapped `GradientSync` per gradient unit when there are several processes; none in one process."
+    "One DDP-wrapped `GradientSync` per gradient unit when there are several processes; none in one process, or when sharded (FSDP averages)."
     units = self.gradient_units()
     self._ddp = {}
     self._unit_last_agent = {name: max(agents) for name, (_, agents) in units.items()}
-    if self.accelerator.num_processes > 1:
+    if self.accelerator.num_processes > 1 and self.sharding is None:
         for name, (params, _) in units.items():
             flags = [p.requires_grad for p in params]  # PEFT marks only the active adapter trainable; DDP wants them all now
             for p in params: p.requires_grad_(True)
             self._ddp[name] = self.accelerator.prepare_model(GradientSync(params), device_placement=False)
             for p, f in zip(params, flags): p.requires_grad_(f)
+
+# %% ../nbs/04_trainer.ipynb #1a2ec73d
+@patch
+def team_modules(self: MATrainer) -> dict: # name -> module, each module once
+    "Hook: every module holding trained parameters, by name: what a sharded run shards and checkpoints. Here each agent's model (a shared base once, under its first agent's name)."
+    out = {}
+    for ag in self.agents:
+        if all(m is not ag.model for m in out.values()): out[ag.name] = ag.model
+    return out
+
+# %% ../nbs/04_trainer.ipynb #9e0a7291
+@patch
+def _shard_team(self: MATrainer):
+    "Shard `team_modules` and the reference copies with FSDP2 when the run asks for it (`sharding_plan`). Raises `ValueError` for fp16 or vLLM."
+    a = self.args
+    self.sharding = plan = sharding_plan(self.accelerator, a.fsdp, a.fsdp_config)  # None: not sharded
+    self._sharded = [*self.team_modules().values(), *(r for r in self._ref_models if r is not None)] if plan else []
+    if plan and a.fp16: raise ValueError("fp16=True with a sharded team: the loss scaler does not unscale sharded gradients; use bf16=True")
+    if plan and a.use_vllm: raise ValueError("use_vllm=True with a sharded team is not supported yet: use one or the other")
+    for m in self._sharded: shard_model(m, plan)
+
+@patch
+def _gathered(self: MATrainer, stats: Optional[dict] = None): # metric lists: the gather's seconds go to 'seconds_gathering'
+    "The context of forwards without gradient: sharded, the team and its reference copies whole (`gathered`, once); otherwise nothing."
+    return gathered(self._sharded, self.sharding.reshard_after_forward, stats) if self.sharding else contextlib.nullcontext()
 
 # %% ../nbs/04_trainer.ipynb #d606f9dd
 @patch
@@ -555,8 +582,9 @@ def optimizer_step(self: MATrainer, stats: dict,
             params = [p for p in group['params'] if p.grad is not None]
             if not params: continue
             if self.args.max_grad_norm is not None: gn = torch.nn.utils.clip_grad_norm_(params, self.args.max_grad_norm)
+            elif self.sharding is not None: gn = torch.nn.utils.get_total_norm([p.grad for p in params])  # over every piece
             else: gn = torch.norm(torch.stack([p.grad.norm() for p in params]))
-            stats.setdefault(f'grad_norm/{name}', []).append(float(gn))
+            stats.setdefault(f'grad_norm/{name}', []).append(float(unsharded(gn)))
         self.scaler.step(opt); opt.zero_grad(set_to_none=True)  # fp16: skipped when a gradient overflowed
     if agents is not None: return
     if self.scaler.is_enabled():
@@ -595,18 +623,20 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
     counts = global_sum(self.accelerator, torch.tensor([[sum(len(rows) for *_, rows in p), sum(int(g.completion_mask[rows].sum()) for _, _, g, rows in p)]
                                                         for p in pieces]))  # [n, 2] samples and tokens of the whole batch
     averaged = set()  # the gradient units whose gradients were averaged across processes
+    chunk_lists = [[(r, l, gen, rows[sl]) for r, l, gen, rows in pieces[i] for sl in self._chunks(len(rows), K)] for i in range(n)]
+    most = most_counts(self.accelerator, [len(c) for c in chunk_lists], self.sharding)  # sharded: as many forwards as any process
     for i in range(n):
         denom = loss_denominator(int(counts[i, 0]), int(counts[i, 1]), a.loss_type, a.max_completion_length) / W
-        chunks = [(r, l, gen, rows[sl]) for r, l, gen, rows in pieces[i] for sl in self._chunks(len(rows), K)]
+        chunks = chunk_lists[i]
         modules = self.trained_modules(i)
         for m in modules: m.train()
         sums = {}
-        for c, (r, l, gen, rows) in enumerate(chunks):
+        for c, (r, l, gen, rows) in enumerate(chunks + chunks[:1] * (most[i] - len(chunks))):  # padding: loss times 0 (denom inf)
             last = c == len(chunks) - 1  # this agent's last micro-batch: the units it is the last to touch are averaged
             forward = UnitForward(self._ddp, {u for u, j in self._unit_last_agent.items() if last and j == i}, self.autocast,
                                   self.accelerator.no_sync)
-            for k, v in self.chunk_backward(i, gen, rows, tensors[r][i][l], targets[r][i][l], denom, forward).items():
-                sums[k] = sums.get(k, 0.0) + v
+            got = self.chunk_backward(i, gen, rows, tensors[r][i][l], targets[r][i][l], denom if c < len(chunks) else math.inf, forward)
+            for k, v in (got.items() if c < len(chunks) else ()): sums[k] = sums.get(k, 0.0) + v
             averaged |= forward.averaged
         for m in modules: m.eval()
         sums['tokens'] = float(counts[i, 1]) / W  # per-token rates over the whole batch, shared among the processes
@@ -624,7 +654,7 @@ def training_step(self: MATrainer, batches: list[list], # gradient_accumulation_
     "One training step: rollouts, what they need computed once, advantages, then `num_iterations` epochs of minibatch updates."
     t0, a, stats = time.perf_counter(), self.args, {}
     seeds = seeds if seeds is not None else [None] * len(batches)
-    with self.autocast():  # the update's forwards enter it in their `UnitForward`
+    with self.autocast(), self._gathered(stats):  # the update's forwards enter autocast in their `UnitForward`; sharded: the team whole
         rollouts = self.last_rollouts = [self.collect_rollout(items, s) for items, s in zip(batches, seeds)]
         for ro in rollouts: self._rollout_stats(ro, stats)  # what every algorithm logs
         tensors = [self.rollout_tensors(ro) for ro in rollouts]
@@ -767,21 +797,22 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
     stats, extra, records = {}, [], []
     bar = tqdm(total=len(share), desc=progress if isinstance(progress, str) else 'evaluation', unit='item', dynamic_ncols=True,
                leave=False, disable=not progress or not acc.is_main_process)
-    for s in range(share.start, share.stop, a.per_device_eval_batch_size):
-        items = [ds[j] for j in range(s, min(s + a.per_device_eval_batch_size, share.stop))]
-        with self.autocast():
-            ro = rollout(self.agents, items, self.reward_func, self.formatters, num_generations=1, joint_mode='align',
-                         num_turns=a.num_turns, transition=self.transition, gamma=a.gamma,
-                         early_termination_threshold=a.early_termination_threshold, sampler=self.sampler,
-                         **self.generation_kwargs(greedy=True))
-        for l, L in enumerate(ro.levels):
-            pre = '' if a.num_turns == 1 else f'turn_{l}/'
-            stats.setdefault(pre + 'reward', []).extend(L.rewards.total.tolist())
-            for k, v in L.rewards.components.items(): stats.setdefault(pre + f'reward/{k}', []).extend(v.tolist())
-        stats.setdefault('return', []).extend(ro.levels[0].returns.flatten().tolist())
-        if self.compute_metrics is not None: extra.append((len(items), self.compute_metrics(ro, items)))
-        records.extend(eval_records(ro, s))
-        bar.update(len(items))
+    with self._gathered():  # sharded: the team whole for the whole evaluation (the processes' batch counts differ)
+        for s in range(share.start, share.stop, a.per_device_eval_batch_size):
+            items = [ds[j] for j in range(s, min(s + a.per_device_eval_batch_size, share.stop))]
+            with self.autocast():
+                ro = rollout(self.agents, items, self.reward_func, self.formatters, num_generations=1, joint_mode='align',
+                             num_turns=a.num_turns, transition=self.transition, gamma=a.gamma,
+                             early_termination_threshold=a.early_termination_threshold, sampler=self.sampler,
+                             **self.generation_kwargs(greedy=True))
+            for l, L in enumerate(ro.levels):
+                pre = '' if a.num_turns == 1 else f'turn_{l}/'
+                stats.setdefault(pre + 'reward', []).extend(L.rewards.total.tolist())
+                for k, v in L.rewards.components.items(): stats.setdefault(pre + f'reward/{k}', []).extend(v.tolist())
+            stats.setdefault('return', []).extend(ro.levels[0].returns.flatten().tolist())
+            if self.compute_metrics is not None: extra.append((len(items), self.compute_metrics(ro, items)))
+            records.extend(eval_records(ro, s))
+            bar.update(len(items))
     bar.close()
     stats = gather_metrics(acc, {**stats, '_compute_metrics': extra, '_completions': records})  # every process's, in item order
     extra, self.last_eval_completions = stats.pop('_compute_metrics'), stats.pop('_completions')
@@ -806,26 +837,33 @@ def load_extra(self: MATrainer, path: Path, # a checkpoint folder
 # %% ../nbs/04_trainer.ipynb #74d8ab6d
 @patch
 def save_model(self: MATrainer, output_dir: Union[str, Path, None] = None):
-    "Save every agent to output_dir/agent_i/: its LoRA adapter (PEFT format) or full weights, and its tokenizer (the main process writes; the others wait)."
+    """Save every agent to output_dir/agent_i/: its LoRA adapter (PEFT format) or full weights, and its tokenizer (the main
+    process writes; the others wait). A sharded team is gathered first (every process takes part) and saved whole."""
     out = Path(output_dir or self.output_dir)
-    if not self.accelerator.is_main_process: return self.accelerator.wait_for_everyone()
-    out.mkdir(parents=True, exist_ok=True)
-    shared = {}
-    for ag in self.agents:
-        if ag.adapter is not None:  # adapters named agent_i land in out/agent_i/ (PEFT's layout for named adapters)
-            shared.setdefault(id(ag.model), (ag.model, []))[1].append(ag.adapter)
-        else: ag.model.save_pretrained(out / ag.name)
-        ag.tokenizer.save_pretrained(out / ag.name)
-    for model, names in shared.values(): model.save_pretrained(out, selected_adapters=names)
-    self.save_extra(out)
+    with self._gathered():
+        if self.accelerator.is_main_process:
+            out.mkdir(parents=True, exist_ok=True)
+            shared = {}
+            for ag in self.agents:
+                if ag.adapter is not None:  # adapters named agent_i land in out/agent_i/ (PEFT's layout for named adapters)
+                    shared.setdefault(id(ag.model), (ag.model, []))[1].append(ag.adapter)
+                else: ag.model.save_pretrained(out / ag.name)
+                ag.tokenizer.save_pretrained(out / ag.name)
+            for model, names in shared.values(): model.save_pretrained(out, selected_adapters=names)
+            self.save_extra(out)
     self.accelerator.wait_for_everyone()
 
 # %% ../nbs/04_trainer.ipynb #9b598c6c
 @patch
 def load_agent_weights(self: MATrainer, path: Union[str, Path], # a folder written by `save_model` or `save_checkpoint`
                       ):
-    "Load each agent's adapter (or full weights) from path/agent_i/. Raises `FileNotFoundError` naming what is missing."
+    """Load each agent's adapter (or full weights) from path/agent_i/, or a sharded checkpoint's `team_modules` (any number of
+    processes, sharded or not). Raises `FileNotFoundError` naming what is missing, `ValueError` for whole agents into a sharded team."""
     path = Path(path)
+    if (path / SHARDED_STATE).is_dir(): return load_sharded_state(path / SHARDED_STATE, self.team_modules())
+    if self.sharding is not None:
+        raise ValueError(f"{path} holds whole agents: a sharded team loads sharded checkpoints (checkpoint-N/{SHARDED_STATE}); "
+                         "load these into a trainer in one process")
     for ag in self.agents:
         if ag.adapter is not None: load_adapter_weights(ag.model, ag.adapter, path / ag.name)
         else:
