@@ -117,10 +117,14 @@ def main():
     ap.add_argument('--num-turns', type=int, default=1, help='turns per episode (2: the second with feedback, see feedback_transition)')
     ap.add_argument('--team-batch', choices=('auto', 'on', 'off'), default='auto',
                     help='LoRA agents on one base: one decoding batch for the team (on), one call per agent (off), or the sampler default')
+    ap.add_argument('--fsdp', default='', help="'full_shard': shard the team with FSDP2 over the processes (fsdp_memory.py)")
+    ap.add_argument('--max-steps', type=int, default=-1, help='stop after this many steps (default: one epoch)')
     ap.add_argument('--compile-decoding', action='store_true',
                     help='decode under torch.compile (static cache); compile time is reported apart and left out of seconds per prompt')
     args = ap.parse_args()
     torch.set_num_threads(1)
+    from comlrl.presets import _glibc_return_large_frees, _proc_status
+    _glibc_return_large_frees()  # freed tensors leave the resident set, so the training peak below follows live tensors
     from comlrl.models import load_agents
     from comlrl.trainers.magrpo import MAGRPOConfig, MAGRPOTrainer
 
@@ -135,7 +139,7 @@ def main():
                            per_device_train_batch_size=args.batch_size // world, num_train_epochs=1, learning_rate=1e-5,
                            scale_rewards='none', loss_type='seq_sum', max_grad_norm=None, lr_scheduler_type='constant', weight_decay=0.01,
                            use_chat_template=False, seed=0, compile_decoding=True if args.compile_decoding else None, num_turns=args.num_turns,
-                           micro_batch_size=args.num_generations)  # one prompt's K samples per forward/backward: bounded memory
+                           micro_batch_size=args.num_generations, fsdp=args.fsdp, max_steps=args.max_steps)  # one prompt's K samples per forward/backward: bounded memory
         trainer = MAGRPOTrainer(agents=agents, reward_func=length_reward, train_dataset=items, args=cfg,
                                 transition=feedback_transition if args.num_turns > 1 else None)
         calls, phases = [], {}
@@ -143,7 +147,9 @@ def main():
         use_team_batch(trainer, args.team_batch)
         time_update(phases)
         t0, c0 = time.perf_counter(), time.process_time()
+        with open('/proc/self/clear_refs', 'w') as f: f.write('5')  # the peak from here: the team as the trainer holds it (sharded or not)
         hist = trainer.train()
+        train_peak = _proc_status('VmHWM:')
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     from torch._dynamo.utils import compilation_time_metrics
     compile_s = sum(compilation_time_metrics.get('_compile.compile_inner', []))  # dynamo + inductor, every (re)compilation
@@ -155,7 +161,8 @@ def main():
     flops = job_flops(shapes, per_agent, rank)
     print(json.dumps({'library': 'comlrl (this repo)', 'world_size': world, 'rank': int(os.environ.get('RANK', '0')), 'agents': 'LoRA, shared base' if args.lora else 'full fine-tuning',
                       'prompts': len(items), 'batch_size': args.batch_size, 'steps': len(hist), 'seconds': round(secs - compile_s, 2),
-                      'seconds_per_prompt': round((secs - compile_s) / len(items), 3), 'compile_seconds': round(compile_s, 2), 'load_seconds': round(load_s, 2),
+                      'seconds_per_prompt': round((secs - compile_s) / len(items), 3),
+                      'seconds_per_step': [round(h['seconds_per_step'], 2) for h in hist], 'sharded': trainer.sharding is not None, 'compile_seconds': round(compile_s, 2), 'load_seconds': round(load_s, 2),
                       'tokens_generated': int(round(tokens)),
                       'flops': flops['total'], 'flops_generation': flops['generation'], 'flops_update': flops['update'], 'shapes': dataclasses.asdict(shapes), 'lora_rank': rank,
                       'prompt_tokens': [p for p, _ in per_agent], 'completion_tokens': [n for _, n in per_agent],
@@ -166,6 +173,7 @@ def main():
                       # CPU time of this process (on a shared machine, less disturbed by the other processes than wall time)
                       'phase_cpu_seconds': {'generation': round(sum(c['cpu_seconds'] for c in calls), 2),
                                             'update': round(phases.get('update_cpu', 0.0), 2), 'total': round(cpu - compile_s, 2)},
+                      'train_peak_mib': round(train_peak / 2**20, 1),
                       'peak_rss_mib': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
 
 
