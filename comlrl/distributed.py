@@ -6,7 +6,7 @@
 __all__ = ['DATA_PARALLEL_TYPES', 'SUMMED_METRICS', 'SLOWEST_METRICS', 'FSDP_OPTIONS', 'FSDP_CONFIG_DEFAULTS', 'prompt_seeds',
            'GradientSync', 'launch_kind', 'make_accelerator', 'global_sum', 'global_moments', 'gather_metrics', 'shard',
            'fsdp_settings', 'ShardingPlan', 'sharding_plan', 'shard_model', 'root_forward', 'unsharded', 'gathered',
-           'most_counts']
+           'whole_state_dicts', 'most_counts']
 
 # %% ../nbs/03b_distributed.ipynb #b92c32c8
 import contextlib, json, os, time, types, warnings
@@ -217,6 +217,18 @@ def gathered(models: Sequence[nn.Module], # models sharded by `shard_model` (any
             if not is_root: u.set_reshard_after_forward(reshard_after_forward, recurse=False)
         for r, fl in zip(roots, flags):
             for p, f in zip(r.parameters(), fl): p.requires_grad_(f)
+
+@contextlib.contextmanager
+def whole_state_dicts(models: Sequence[nn.Module], # models sharded by `shard_model` (any other is left as it is)
+                     ):
+    "Inside, each sharded model's `state_dict()` gives its whole weights, gathered here by every process (so that one process can save them); outside, FSDP's pieces again."
+    roots = list({id(m): m for m in models if isinstance(m, FSDPModule)}.values())
+    for m in roots:  # FSDP's state_dict hooks give the pieces even while a model is gathered: every process gathers them, in one order
+        whole = {k: unsharded(v).detach() for k, v in m.state_dict().items()}
+        m.state_dict = lambda *args, _whole=whole, **kwargs: _whole
+    try: yield
+    finally:
+        for m in roots: del m.state_dict
 
 def most_counts(acc: Accelerator, counts: Sequence[int], # this process's counts (micro-batches per agent)
                 plan: Optional[ShardingPlan] = None, # the run's; None: not sharded

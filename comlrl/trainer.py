@@ -24,7 +24,7 @@ from .checkpoints import SHARDED_STATE, Checkpointer, DataCursor, load_sharded_s
 from .config import REFERENCE_CONFIG_FIELDS, MAConfig, unknown_names_error
 from .core import RewardFunction, as_formatters, logger
 from .distributed import (GradientSync, gather_metrics, gathered, global_sum, make_accelerator, most_counts, prompt_seeds,
-                                shard, shard_model, sharding_plan, unsharded)
+                                shard, shard_model, sharding_plan, unsharded, whole_state_dicts)
 from .generation import Generation, completion_logprobs
 from .hooks import HOOKS, ROWS, TRAINER_CALLS, Hook
 from .loggers import LOG_FILES, LogHistory, Loggers
@@ -838,9 +838,9 @@ def load_extra(self: MATrainer, path: Path, # a checkpoint folder
 @patch
 def save_model(self: MATrainer, output_dir: Union[str, Path, None] = None):
     """Save every agent to output_dir/agent_i/: its LoRA adapter (PEFT format) or full weights, and its tokenizer (the main
-    process writes; the others wait). A sharded team is gathered first (every process takes part) and saved whole."""
+    process writes; the others wait). A sharded team's whole weights are gathered first (every process takes part)."""
     out = Path(output_dir or self.output_dir)
-    with self._gathered():
+    with whole_state_dicts(self.team_modules().values() if self.sharding else ()):
         if self.accelerator.is_main_process:
             out.mkdir(parents=True, exist_ok=True)
             shared = {}
