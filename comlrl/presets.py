@@ -151,7 +151,8 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
                     beta: float = 0.0, # > 0 with full fine-tuning: a frozen reference copy per agent
                     shared_prefix: Optional[bool] = None, # the shared-prefix KV cache (None: on the CPU only, as generation chooses)
                     device: Union[str, torch.device, None] = None, # where it runs (for `shared_prefix=None`); None: 'cpu'
-                   ) -> dict: # bytes: weights, reference, trainable, optimizer, gradients, activations, logits, kv_cache, total
+                    num_shards: int = 1, # processes the team is sharded over (FSDP2, `03b_distributed`); 1: not sharded
+                   ) -> dict: # bytes: weights, reference, trainable, optimizer, gradients, activations, logits, kv_cache, gathered, total
     "Expected peak memory of one process of a critic-free trainer (see the derivation above), in bytes."
     s, n = _shape(config), num_agents
     h, i, L, V, kv = s['h'], s['i'], s['L'], s['V'], s['kv']
@@ -170,9 +171,14 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
                optimizer=8 * Nt, gradients=4 * Nt, activations=act,
                logits=m * C * V * (ba + (4 if ba < 4 else 0) + 8),
                kv_cache=L * 2 * kv * ba * (B * P + B * K * C if shared_prefix else B * K * (P + C)))
+    out['gathered'], unit = 0, 0
+    if num_shards > 1:  # a process keeps 1/S of each state; the rollout gathers the team whole, the update one unit at a time
+        out['gathered'] = out['weights'] + out['reference'] + out['trainable']
+        for k in ('weights', 'reference', 'trainable', 'optimizer', 'gradients'): out[k] = out[k] / num_shards
+        unit = 2 * Np * bw / L  # two decoder layers gathered at once (the one computing, the next one prefetched)
     kept = out['weights'] + out['reference'] + out['trainable'] + out['optimizer']
-    update = max(out['activations'] + out['logits'], out['gradients'] / n)  # one agent's gradients at a time
-    out['total'] = kept + max(update, out['kv_cache'] + B * K * V * 4)
+    update = max(out['activations'] + out['logits'] + unit, out['gradients'] / n)  # one agent's gradients at a time
+    out['total'] = kept + max(update, out['kv_cache'] + B * K * V * 4 + out['gathered'])
     return {k: int(v) for k, v in out.items()}
 
 # %% ../nbs/08_presets.ipynb #eb6ed032
@@ -241,7 +247,8 @@ def measure_training_memory(trainer_cls: type, # a trainer of the REINFORCE fami
     est = estimate_memory(cfg, num_agents=len(tr.agents), use_lora=use_lora, lora_r=16, dtype=next(ag.model.parameters()).dtype,
                           amp_dtype=tr.amp_dtype, batch_size=args.per_device_train_batch_size, num_generations=args.num_generations,
                           prompt_length=P, max_completion_length=args.max_completion_length, micro_batch_size=args.micro_batch_size,
-                          gradient_checkpointing=args.gradient_checkpointing, beta=args.beta, device=ag.device)
+                          gradient_checkpointing=args.gradient_checkpointing, beta=args.beta, device=ag.device,
+                          num_shards=tr.accelerator.num_processes if tr.sharding else 1)
     return {'measured': measured, 'estimate': est, 'prompt_length': P, 'seconds': secs}
 
 # %% ../nbs/08_presets.ipynb #8211f224

@@ -28,3 +28,24 @@ def test_every_preset_is_recorded():
 @pytest.mark.parametrize('preset,env', [(p, e) for p in sorted(BEFORE) for e in sorted(BEFORE[p])])
 def test_settings_unchanged_by_the_move(preset, env):
     assert _settings(PRESETS[preset], env) == BEFORE[preset][env]
+
+
+def test_sharded_estimate_against_the_measured_fsdp_run():
+    "`estimate_memory(num_shards=2)` against benchmarks/fsdp_memory.py's committed run (two fully fine-tuned SmolLM2-135M agents)."
+    import re
+    from pathlib import Path
+    from comlrl.presets import MODEL_CONFIGS, estimate_memory
+    text = (Path(__file__).parent.parent / 'benchmarks/results/fsdp_memory/fsdp_memory.txt').read_text()
+    line = lambda label: next(l for l in text.splitlines() if l.startswith(label))
+    one = int(re.search(r'\s(\d+);', line('1 process')).group(1)) * 2**20  # the process's peak resident set, bytes
+    sharded = int(re.search(r'\s(\d+), \d+;', line('2 processes, sharded')).group(1)) * 2**20  # process 0's
+    assert 'fully fine-tuned' in text and '2 per step over all processes, 2 samples of up to 16 tokens' in text
+    # the job's longest prompt is the first TL;DR post, 506 SmolLM2 tokens (plain text, no chat template); process 0 gets it
+    job = dict(num_agents=2, use_lora=False, num_generations=2, prompt_length=506, max_completion_length=16)
+    smol = MODEL_CONFIGS['HuggingFaceTB/SmolLM2-135M-Instruct']
+    est_one = estimate_memory(smol, batch_size=2, **job)['total']
+    est_sharded = estimate_memory(smol, batch_size=1, num_shards=2, **job)['total']
+    est_unsharded = estimate_memory(smol, batch_size=1, **job)['total']  # the same process, were the team not sharded
+    # the measured peaks include the interpreter and its libraries, which the estimate leaves out
+    assert abs(est_one / one - 1) < 0.25 and abs(est_sharded / sharded - 1) < 0.25, (est_one / one, est_sharded / sharded)
+    assert abs(est_sharded / sharded - 1) < abs(est_unsharded / sharded - 1)
