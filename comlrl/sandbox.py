@@ -381,7 +381,8 @@ def _check_tests(program, tests, kind, setup) -> Union[list, str]: # the tests a
 
 # %% ../nbs/21a_sandbox.ipynb #2d6ac30b
 def _run_options(timeout, limits, isolation, python) -> tuple: # (timeout, limits, isolation, python), resolved
-    "The options of runs, checked once: by `run_tests` for its run, by `Sandbox` when it is made. 'auto' is detected here."
+    """The options of runs, checked once: by `run_tests` for its run, by `Sandbox` when it is made. 'auto' is detected here,
+    and a mode named explicitly is probed on its first use (`_checked_mode`)."""
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     limits = Limits() if limits is None else limits
@@ -389,7 +390,7 @@ def _run_options(timeout, limits, isolation, python) -> tuple: # (timeout, limit
     if isolation != 'auto' and isolation not in ISOLATIONS:
         raise ValueError(f"isolation must be 'auto' or one of {ISOLATIONS}, got {isolation!r}")
     python = python or sys.executable
-    return timeout, limits, detect_isolation(python) if isolation == 'auto' else isolation, python
+    return timeout, limits, detect_isolation(python) if isolation == 'auto' else _checked_mode(isolation, python), python
 
 # %% ../nbs/21a_sandbox.ipynb #e1b2c3d4
 def _run(program: str, tests: Union[list, str], kind: str, setup: str, # checked by `_check_tests`
@@ -439,13 +440,14 @@ def run_tests(program: str, # the untrusted code (defines functions/classes)
                 *_run_options(timeout, limits, isolation, python))
 
 # %% ../nbs/21a_sandbox.ipynb #e4bc8a7b
-_detected = {}
+_detected = {}  # interpreter -> the mode detect_isolation found
+_checked = set()  # (mode, interpreter) pairs whose probe passed in this process
 
 def _probe(isolation: str, python: str) -> Optional[str]:
     "None if a trivial program passes its test in this mode, else why not."
-    try: r = run_tests('x = 1', ['assert x == 1'], isolation=isolation, python=python, timeout=30)
+    try: r = _run('x = 1', _check_tests('x = 1', ['assert x == 1'], 'asserts', ''), 'asserts', '', 30, Limits(), isolation, python)
     except (OSError, subprocess.SubprocessError) as e: return f'{type(e).__name__}: {e}'
-    return None if (r.status, r.passed) == ('ok', 1) else f'{r.status}: {r.error} {r.stderr[-300:]}'.strip()
+    return None if (r.status, r.passed) == ('ok', 1) else ' '.join(f'{r.status}: {r.error} {r.stderr[-300:]}'.split())
 
 # %% ../nbs/21a_sandbox.ipynb #92709ec2
 def detect_isolation(python: Optional[str] = None, # interpreter the sandbox will run; None = sys.executable
@@ -464,8 +466,22 @@ def detect_isolation(python: Optional[str] = None, # interpreter the sandbox wil
         raise RuntimeError('no sandbox mode works here: ' + '; '.join(f'{m}: {why}' for m, why in tried.items()) +
                            '. If the interpreter is not runnable by an unprivileged user, pass python= one that is '
                            '(e.g. /usr/bin/python3 of the same version)')
-    with _lock: _detected[python] = ok[0]
+    with _lock: _detected[python] = ok[0]; _checked.add((ok[0], python))
     return ok[0]
+
+# %% ../nbs/21a_sandbox.ipynb #0cf1c932
+def _checked_mode(isolation: str, # a mode of ISOLATIONS, named by the caller
+                  python: str, # the interpreter the sandbox runs
+                 ) -> str: # `isolation`, once a probe program has passed in it
+    "Probe an explicitly chosen mode on its first use. Raises `RuntimeError` (one line: why, and what to set) if it cannot run."
+    with _lock:
+        if (isolation, python) in _checked: return isolation
+    why = _probe(isolation, python)
+    if why is not None:
+        raise RuntimeError(f"isolation={isolation!r} cannot run a program with {python} here ({why}); use isolation='auto' "
+                           "(the strongest mode that works here) or pass python= an interpreter an unprivileged user can run")
+    with _lock: _checked.add((isolation, python))
+    return isolation
 
 # %% ../nbs/21a_sandbox.ipynb #71364e82
 class Sandbox:
