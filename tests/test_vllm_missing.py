@@ -1,6 +1,6 @@
 """`comlrl train --use_vllm true` where vLLM is not installed: it stops before training with one error line that names
 `pip install "comlrl[vllm]"` (no traceback). vLLM is hidden from the process here, so the test runs with vLLM installed
-too; the same path with the engine installed is tested by tests/vllm (`bash tools/test_vllm.sh`)."""
+too; the same path with the engine installed is tested by tests/vllm_engine (`bash tools/test_vllm.sh`)."""
 import subprocess, sys
 
 from comlrl.models import tiny_llama

