@@ -10,23 +10,13 @@ sharded is not run, since with one process nothing is sharded (`sharding_plan` r
 
     python benchmarks/fsdp_memory.py [--prompts 4] [--batch-size 2] [--max-new-tokens 16]
 """
-import argparse, json, os, subprocess, sys
+import argparse, sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
 
-def _default(env: str, sub: str) -> str:
-    root = os.environ.get(env) or str(HERE.parent.parent / 'shared' / ('models' if 'MODEL' in env else 'data'))
-    return str(Path(root) / sub)
-
-
-def run(cmd: list) -> list[dict]:
-    "Run one job; return the JSON line of each process."
-    env = {**os.environ, 'OMP_NUM_THREADS': '1', 'CUDA_VISIBLE_DEVICES': ''}
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if p.returncode != 0: raise SystemExit(f"{' '.join(cmd)} failed:\n{p.stderr[-3000:]}")
-    return [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{')]
+from dp_scaling import _default, run  # the same launcher helpers: a job per process group, one JSON line per process
 
 
 def main():

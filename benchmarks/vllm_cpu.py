@@ -41,25 +41,6 @@ def timed_sampler(sampler, record: dict):
     sampler.sample = wrapper
 
 
-def time_update(record: dict):
-    "Add the wall and CPU time of `MATrainer.backward` and `optimizer_step` (outermost calls only) to record['seconds'/'cpu']."
-    import functools
-    import comlrl.trainer as T
-    depth = [0]
-    for name in ('backward', 'optimizer_step'):
-        f = getattr(T.MATrainer, name)
-        def wrapper(self, *args, _f=f, **kwargs):
-            depth[0] += 1
-            t, c = time.perf_counter(), time.process_time()
-            try: return _f(self, *args, **kwargs)
-            finally:
-                depth[0] -= 1
-                if not depth[0]:
-                    record['seconds'] = record.get('seconds', 0.0) + time.perf_counter() - t
-                    record['cpu'] = record.get('cpu', 0.0) + time.process_time() - c
-        setattr(T.MATrainer, name, functools.wraps(f)(wrapper))
-
-
 def logp_gap(trainer, items: list, num_generations: int) -> dict:
     "The engine's against the trainer's log-probs of freshly sampled tokens, per agent (what 02c_vllm_sampler shows)."
     import torch
@@ -103,7 +84,8 @@ def job(args) -> dict:
         start_s = time.perf_counter() - t0  # building the trainer: with vLLM, exporting the base and starting the engine
         gen, phases = {}, {}
         timed_sampler(trainer.sampler, gen)
-        time_update(phases)
+        from comlrl_job import time_update
+        time_update(phases)  # phases['update'] and ['update_cpu']: MATrainer.backward and optimizer_step
         t0, c0 = time.perf_counter(), time.process_time()
         hist = trainer.train()
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -113,9 +95,9 @@ def job(args) -> dict:
     return {'sampler': args.job, 'prompts': len(items), 'steps': len(hist), 'seconds': round(secs, 2),
             'seconds_per_prompt': round(secs / len(items), 3), 'load_seconds': round(load_s, 2), 'trainer_start_seconds': round(start_s, 2),
             'generation_seconds': round(gen.get('seconds', 0.0), 2), 'generation_share': round(gen.get('seconds', 0.0) / secs, 3),
-            'update_seconds': round(phases.get('seconds', 0.0), 2),
+            'update_seconds': round(phases.get('update', 0.0), 2),
             'cpu_seconds': round(cpu, 2), 'cpu_seconds_per_prompt': round(cpu / len(items), 3), 'generation_cpu_seconds': round(gen.get('cpu', 0.0), 2),
-            'generation_cpu_share': round(gen.get('cpu', 0.0) / cpu, 3), 'update_cpu_seconds': round(phases.get('cpu', 0.0), 2),
+            'generation_cpu_share': round(gen.get('cpu', 0.0) / cpu, 3), 'update_cpu_seconds': round(phases.get('update_cpu', 0.0), 2),
             'load_average': [round(x, 2) for x in os.getloadavg()], 'tokens_generated': gen.get('tokens', 0), 'sample_calls': gen.get('calls', 0),
             'reward': hist[-1]['reward'], 'peak_rss_mib': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             'logp_gap': gap}
