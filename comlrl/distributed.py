@@ -4,12 +4,12 @@
 
 # %% auto #0
 __all__ = ['DATA_PARALLEL_TYPES', 'SUMMED_METRICS', 'SLOWEST_METRICS', 'FSDP_OPTIONS', 'FSDP_CONFIG_DEFAULTS', 'prompt_seeds',
-           'GradientSync', 'launch_kind', 'make_accelerator', 'global_sum', 'global_moments', 'gather_metrics', 'shard',
-           'fsdp_settings', 'ShardingPlan', 'sharding_plan', 'shard_model', 'root_forward', 'unsharded', 'gathered',
-           'whole_state_dicts', 'most_counts']
+           'GradientSync', 'launch_kind', 'leave_process_group', 'make_accelerator', 'global_sum', 'global_moments',
+           'gather_metrics', 'shard', 'fsdp_settings', 'ShardingPlan', 'sharding_plan', 'shard_model', 'root_forward',
+           'unsharded', 'gathered', 'whole_state_dicts', 'most_counts']
 
 # %% ../nbs/03b_distributed.ipynb #b92c32c8
-import contextlib, json, os, time, types, warnings
+import atexit, contextlib, json, os, time, types, warnings
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -60,12 +60,17 @@ def launch_kind(distributed_type: str, # the name of Accelerate's `DistributedTy
                        "distributed_type: MULTI_GPU, or FSDP with fsdp_version: 2").format(v=fsdp_version or 1)
     raise NotImplementedError(f"the Accelerate config asks for {why}")
 
+def leave_process_group():
+    "Destroy the default process group if it is up: `make_accelerator` runs it at exit in a launched process."
+    if torch.distributed.is_available() and torch.distributed.is_initialized(): torch.distributed.destroy_process_group()
+
 def make_accelerator(ddp_timeout: int = 1800, # seconds a process waits in a collective for the others
                     ) -> Accelerator:
     "The run's `Accelerator`: one process, or the launcher's process group. Raises `launch_kind`'s error for a config comlrl does not train under."
     launched = int(os.environ.get('WORLD_SIZE', '1')) > 1
     on_cpu = launched and not (torch.cuda.is_available() or is_xpu_available() or is_npu_available())  # CPU processes: gloo
     acc = Accelerator(cpu=on_cpu, kwargs_handlers=[InitProcessGroupKwargs(timeout=timedelta(seconds=ddp_timeout))])
+    if acc.num_processes > 1: atexit.unregister(leave_process_group); atexit.register(leave_process_group)  # once per process
     kind = acc.distributed_type
     launch_kind(getattr(kind, 'name', str(kind)), getattr(getattr(acc.state, 'fsdp_plugin', None), 'fsdp_version', None))
     return acc
