@@ -9,7 +9,7 @@ __all__ = ['DATA_PARALLEL_TYPES', 'SUMMED_METRICS', 'SLOWEST_METRICS', 'FSDP_OPT
            'unsharded', 'gathered', 'whole_state_dicts', 'most_counts']
 
 # %% ../nbs/03b_distributed.ipynb #b92c32c8
-import atexit, contextlib, json, os, time, types, warnings
+import atexit, contextlib, json, os, sys, time, types, warnings, weakref
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -60,9 +60,25 @@ def launch_kind(distributed_type: str, # the name of Accelerate's `DistributedTy
                        "distributed_type: MULTI_GPU, or FSDP with fsdp_version: 2").format(v=fsdp_version or 1)
     raise NotImplementedError(f"the Accelerate config asks for {why}")
 
-def leave_process_group():
-    "Destroy the default process group if it is up: `make_accelerator` runs it at exit in a launched process."
-    if torch.distributed.is_available() and torch.distributed.is_initialized(): torch.distributed.destroy_process_group()
+def leave_process_group(wait: float = 10.0, # most seconds to wait for the last collective to be done with
+                       ) -> Optional[bool]: # None: no group was up; else whether gloo's workers were seen done (True when not gloo)
+    """Destroy the default process group if it is up; `make_accelerator` registers it to run at exit in a launched process.
+    On gloo, after a normal end (no uncaught exception), first one small all-reduce, and wait (at most `wait` seconds)
+    until gloo's worker thread has released it: a worker still releasing a collective's tensors when the interpreter
+    ends aborts the process (see above)."""
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized()): return None
+    done = True
+    if dist.get_backend() == 'gloo' and getattr(sys, 'last_value', None) is None:  # every process ends here: the all-reduce completes
+        probe = torch.zeros(1); freed = weakref.ref(probe)
+        work, deadline = dist.all_reduce(probe, async_op=True), time.monotonic() + wait
+        del probe
+        while not work.is_completed() and time.monotonic() < deadline: time.sleep(0.001)  # the GIL is free meanwhile
+        del work
+        while freed() is not None and time.monotonic() < deadline: time.sleep(0.001)
+        done = freed() is None
+    dist.destroy_process_group()
+    return done
 
 def make_accelerator(ddp_timeout: int = 1800, # seconds a process waits in a collective for the others
                     ) -> Accelerator:
