@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['PAIRS_FILE', 'MADPOConfig', 'pair_tensors', 'MADPOTrainer']
 
-# %% ../../nbs/17b_madpo.ipynb #3b4a3dda
-import copy, time
+# %% ../../nbs/17b_madpo.ipynb #d13efcc4
+import copy, time, warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
@@ -23,7 +23,7 @@ from ..preference import DPO_LOSS_TYPES, PAIR_SELECTIONS, PreferencePairs, colle
 from ..trainer import MATrainer, UnitForward
 from fastcore.basics import patch
 
-# %% ../../nbs/17b_madpo.ipynb #934be873
+# %% ../../nbs/17b_madpo.ipynb #f405c3f2
 @dataclass
 class MADPOConfig(MAConfig):
     "MAConfig plus the pair set's and DPO's settings. Raises `ValueError` naming the field when a value is invalid."
@@ -55,7 +55,7 @@ class MADPOConfig(MAConfig):
         if self.joint_mode != 'align': bad('joint_mode', f"must be 'align': a pair's joint actions are the k-th samples of every agent, got {self.joint_mode!r}")
         if self.fsdp: bad('fsdp', f"is {self.fsdp!r}: MADPO does not shard the team yet; train it data-parallel (fsdp='')")
 
-# %% ../../nbs/17b_madpo.ipynb #c978f7bb
+# %% ../../nbs/17b_madpo.ipynb #93e9f4a3
 def pair_tensors(pairs: PreferencePairs, # P pairs
                  agent: int, # whose part of them
                  pad_token_id: int, # the agent's tokenizer's
@@ -69,7 +69,7 @@ def pair_tensors(pairs: PreferencePairs, # P pairs
     return (t([[pad_token_id] * (Lp - len(x)) + x for x in prompts], Lp), t([[0] * (Lp - len(x)) + [1] * len(x) for x in prompts], Lp),
             t([x + [pad_token_id] * (C - len(x)) for x in comps], C), t([[1] * len(x) + [0] * (C - len(x)) for x in comps], C))
 
-# %% ../../nbs/17b_madpo.ipynb #cc5d8d6b
+# %% ../../nbs/17b_madpo.ipynb #2956573d
 PAIRS_FILE = 'preference_pairs.jsonl'  # the pair set in a checkpoint (and in the saved run), next to the agents
 
 class _ItemPairs:
@@ -91,7 +91,7 @@ class MADPOTrainer(MATrainer):
 
 register_algorithm('madpo', MADPOTrainer)  # comlrl train --algo madpo
 
-# %% ../../nbs/17b_madpo.ipynb #4e1017f8
+# %% ../../nbs/17b_madpo.ipynb #0abe99e8
 @patch
 def build_pairs(self: MADPOTrainer, dataset=None, # items; default: the trainer's train_dataset
                ) -> PreferencePairs: # every item's pairs, in item order, the same on every process
@@ -116,7 +116,7 @@ def pairs_of_item(self: MADPOTrainer, j: int, # an item's index in the training 
         for p, it in enumerate(self.pairs.item): self._by_item.setdefault(it, []).append(p)
     return self.pairs[self._by_item.get(j, [])]
 
-# %% ../../nbs/17b_madpo.ipynb #dddfd8ff
+# %% ../../nbs/17b_madpo.ipynb #cc0c2877
 @patch
 def pair_logps(self: MADPOTrainer, agent: int, # which agent
                pairs: PreferencePairs, # P pairs
@@ -138,7 +138,7 @@ def pair_logps(self: MADPOTrainer, agent: int, # which agent
     seq = sequence_logprobs(lp, c_mask.to(lp.device)).view(-1, 2)
     return seq[:, 0], seq[:, 1]
 
-# %% ../../nbs/17b_madpo.ipynb #5b4d706f
+# %% ../../nbs/17b_madpo.ipynb #98a8dd93
 @patch
 @torch.no_grad()
 def _team_logps(self: MADPOTrainer, pairs: PreferencePairs) -> tuple: # [n, P] float32 on the CPU: winners, losers, and the reference's (None when reference-free)
@@ -164,7 +164,7 @@ def _pair_stats(self: MADPOTrainer, lw, ll, rw, rl, # [n, P] from `_team_logps`
         stats.setdefault(k, []).extend(v if isinstance(v, list) else v.tolist())
     for i, ag in enumerate(self.agents): stats.setdefault(f'rewards/margins/{ag.name}', []).extend((chosen[i] - rejected[i]).tolist())
 
-# %% ../../nbs/17b_madpo.ipynb #45846f7b
+# %% ../../nbs/17b_madpo.ipynb #258e2b57
 @patch
 def _agent_backward(self: MADPOTrainer, i: int, # the agent
                     pairs: PreferencePairs, # this process's pairs of the step
@@ -209,12 +209,14 @@ def training_step(self: MADPOTrainer, batches: list, # per accumulation step, th
             self._agent_backward(i, pairs, logps, total)
             self.optimizer_step(stats, [i])  # agent i's optimizer steps and frees its gradients before the next agent's backward
         self.optimizer_step(stats)  # the loss scale and the learning rate
-    for sch in self.schedulers: sch.step()
+    with warnings.catch_warnings():  # a step without pairs steps no optimizer; the schedule still counts the step
+        warnings.filterwarnings('ignore', message='Detected call of `lr_scheduler.step')
+        for sch in self.schedulers: sch.step()
     self.sampler.sync(self.agents)  # an engine's next samples (evaluate) come from the new weights
     stats['seconds_per_step'] = [time.perf_counter() - t0]
     return stats
 
-# %% ../../nbs/17b_madpo.ipynb #ece65c2a
+# %% ../../nbs/17b_madpo.ipynb #e63ca4ff
 @patch
 def train(self: MADPOTrainer, resume_from_checkpoint: Union[str, Path, bool, None] = None, # a checkpoint folder, or True for the latest in output_dir
          ): # the logged metrics (`log_history`)
