@@ -149,7 +149,7 @@ def parse_train_args(argv: Sequence[str], # the arguments after `comlrl train`
     return run, cfg, env
 
 # %% ../nbs/40_cli.ipynb #72b732d3
-RUN_FILES = ('run.json', 'metrics.jsonl', 'eval_completions.jsonl', 'training_curves.png', 'README.md')  # what a run writes in output_dir (README: PEFT's card)...
+RUN_FILES = ('run.json', 'metrics.jsonl', 'eval_completions.jsonl', 'training_curves.png', 'README.md', 'preference_pairs.jsonl')  # what a run writes in output_dir (README: PEFT's card; preference_pairs.jsonl: MADPO's pair set)...
 RUN_FOLDERS = ('agent_*', 'checkpoint-*', '.tmp-checkpoint-*', 'runs', 'wandb')  # ...and its folders (runs: TensorBoard, wandb: W&B)
 
 def latest_checkpoint(out: Path, # an output_dir
