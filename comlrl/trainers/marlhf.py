@@ -140,6 +140,9 @@ def fit_reward_model(reward_model: JointRewardModel, # trained in place
         if not isinstance(v, int) or v < 1: raise ValueError(f"{name} must be a positive integer, got {v!r}")
     params = [p for p in reward_model.parameters() if p.requires_grad]
     if not params: raise ValueError("the reward model has no trainable parameters: unfreeze its head (requires_grad_(True))")
+    if low := sorted({str(p.dtype) for p in params if p.dtype in (torch.float16, torch.bfloat16)}):
+        logger.warning(f"fit_reward_model trains {low[0]} parameters: AdamW's small updates round away in 16 bits; load the "
+                       "reward model's LM in float32, or freeze its backbone (the head is float32)")
     opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=weight_decay)
     g, hist = torch.Generator().manual_seed(seed), {'loss': [], 'accuracy': [], 'steps': 0}
     reward_model.train()
