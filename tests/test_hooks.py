@@ -35,12 +35,17 @@ def test_every_trainer_overrides_some_hook_and_the_hooks_exist():
     assert 'MAGRPOTrainer' in table.split('`advantages(')[1].split('\n')[0]
 
 
+STAGED = {  # trainers whose algorithm is more than the loop's hooks, and the loop's calls each of them changes
+    'MARLHFTrainer': {'train', 'training_step'},  # stages 1-2 before the RL trainer's loop; the RL steps scored by its reward model
+}
+
+
 def test_only_the_reference_layer_overrides_the_other_public_methods():
     "train, evaluate, ...: the loop's and the user's, not hooks; the compatibility layer replaces some with the reference's API."
     for c in _trainers():
         changed = {k for k in TRAINER_CALLS if overrides(c, k)}
         if c.__module__.startswith(REFERENCE_PACKAGES): continue
-        assert changed == set(), (c.__name__, changed)
+        assert changed <= STAGED.get(c.__name__, set()), (c.__name__, changed)
 
 
 def test_hook_methods_take_the_arguments_the_table_lists():
