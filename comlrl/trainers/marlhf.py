@@ -7,8 +7,8 @@ __all__ = ['PAIRS_FILE', 'REWARD_MODEL_DIR', 'PAIR_SEED_STEP', 'bradley_terry_lo
            'pair_accuracy', 'fit_reward_model', 'reward_model_func', 'rl_trainer_class', 'MARLHFConfig',
            'marlhf_config_class', 'MARLHFTrainer', 'marlhf_trainer_class', 'pair_texts']
 
-# %% ../../nbs/17c_marlhf.ipynb #ae99014a
-import copy, json, math
+# %% ../../nbs/17c_marlhf.ipynb #39613784
+import copy, inspect
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
@@ -267,7 +267,7 @@ class MARLHFTrainer(MATrainer):
 
     def __new__(cls, *args, **kwargs):
         if cls is MARLHFTrainer:  # the class of MARLHF with the config's RL algorithm
-            a = kwargs.get('args', args[9] if len(args) > 9 else None)
+            a = inspect.signature(MATrainer.__init__).bind_partial(None, *args, **kwargs).arguments.get('args')
             a = MARLHFConfig() if a is None else a
             if not isinstance(a, MARLHFConfig): raise TypeError(f"args must be a MARLHFConfig, got {type(a).__name__}")
             cls = marlhf_trainer_class(a.rl_algorithm)
@@ -297,7 +297,7 @@ register_algorithm('marlhf', MARLHFTrainer)  # comlrl train --algo marlhf
 @patch
 def use_reward_model(self: MARLHFTrainer, reward_model: JointRewardModel, # fitted
                     ):
-    "Freeze `reward_model` (eval mode, no gradient) and score the RL stage's rollouts with it (`reward_model_func`)."
+    "Freeze `reward_model` (eval mode, no gradient) and score the RL stage's rollouts with it (`reward_model_func`, `per_device_eval_batch_size` texts per forward)."
     if not isinstance(reward_model, JointRewardModel): raise TypeError(f"reward_model must be a JointRewardModel, got {type(reward_model).__name__}")
     self.reward_model = reward_model.eval().requires_grad_(False)
     self.rm_reward_func = RewardFunction(reward_model_func(reward_model, self.args.per_device_eval_batch_size), len(self.agents))
