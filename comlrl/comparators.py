@@ -49,7 +49,7 @@ def comparator_seeds(seeds: Optional[Sequence[int]], # B non-negative integers, 
 class Candidates:
     "Each agent's K candidate completions for B items. Joint candidate k of item b: (texts[0][b][k], ..., texts[n-1][b][k])."
     texts: list  # [n][B][K] str
-    generations: Optional[list] = None  # one `Generation` per agent, B·K rows prompt-major, when local models decoded; else None (an API)
+    generations: Optional[list[Generation]] = None  # one `Generation` per agent, B·K rows prompt-major, when local models decoded; else None (an API)
     tokenizers: Optional[list] = None  # the tokenizer each agent's `generations` are in
 
     @property
