@@ -7,7 +7,7 @@ __all__ = ['COMPARATOR_STREAM', 'COMPARATORS', 'REPLAY_MODES', 'comparator_seeds
            'CurrentComparator', 'frozen_copies', 'copy_weights', 'remove_copies', 'CurrentCopyComparator',
            'ModelComparator', 'round_dir', 'history_round_for', 'load_team_weights', 'HistoryComparator',
            'ComparatorAPIError', 'post_json', 'chat_messages', 'chat_payload', 'chat_completions', 'APIComparator',
-           'make_comparator', 'comparator_pairs', 'replay_weights', 'PreferenceReplay']
+           'make_comparator', 'comparator_pairs', 'collect_comparisons', 'replay_weights', 'PreferenceReplay']
 
 # %% ../nbs/17d_comparators.ipynb #4add50a9
 import copy
@@ -30,7 +30,8 @@ from torch import nn
 from .core import Prompt
 from .generation import Generation
 from .models import Agent, load_adapter_weights, load_model, load_tokenizer, prepare_tokenizer
-from .preference import PAIR_SELECTIONS
+from .preference import PAIR_SELECTIONS, PreferencePairs, _pair_settings
+from .rollout import rollout
 from .samplers import HFSampler, Sampler, checked_sample
 
 # %% ../nbs/17d_comparators.ipynb #630280dc
@@ -474,6 +475,53 @@ def comparator_pairs(policy_rewards: Union[torch.Tensor, Sequence[float]], # [K]
     elif pair_selection == 'random': k = k[torch.randperm(len(k), generator=generator)]
     if pair_selection != 'all' and num_pairs is not None: k = k[:num_pairs]
     return k, gap[k] > 0
+
+# %% ../nbs/17d_comparators.ipynb #480f6180
+def _agent_ids(agent: Agent, cand: Candidates, i: int, b: int, k: int) -> list[int]:
+    "Agent i's tokens of the comparator's candidate k for item b: its sampled ids in the agent's tokenizer, else the text's + EOS."
+    if cand.generations is not None and cand.tokenizers[i] is agent.tokenizer:
+        g, r = cand.generations[i], b * cand.num_candidates + k
+        return g.completion_ids[r][g.completion_mask[r].bool()].tolist()
+    return agent.tokenizer(cand.texts[i][b][k], add_special_tokens=False).input_ids + [agent.tokenizer.eos_token_id]
+
+@torch.no_grad()
+def collect_comparisons(trainer, # an `MATrainer`: its agents, reward_func, formatters, sampler, args, generation_kwargs
+                        comparator: Comparator, # the other side (`make_comparator`), its round started
+                        items: Sequence[dict], # B task items
+                        seeds: Optional[Sequence[int]] = None, # B item seeds (`prompt_seeds`); None: the global RNG
+                        item_indices: Optional[Sequence[int]] = None, # B ints the pairs record as their item; None: 0..B-1
+                        **overrides, # num_candidates (K), num_pairs, pair_selection: instead of the config's
+                       ) -> tuple[PreferencePairs, dict]: # the pairs, item by item; stats: policy_win_rate, tie_rate, policy_reward, comparator_reward
+    "The team's K joint actions per item against the comparator's K, candidate k against candidate k (see above)."
+    a, B, n = trainer.args, len(items), len(trainer.agents)
+    K, num_pairs, mode = _pair_settings(a, overrides)
+    ids = list(range(B)) if item_indices is None else [int(j) for j in item_indices]
+    if len(ids) != B: raise ValueError(f"{len(ids)} item_indices for {B} items: give one per item")
+    if B == 0: return PreferencePairs.from_records([]), {}
+    kw = trainer.generation_kwargs()
+    with trainer.autocast(), trainer._gathered():
+        L = rollout(trainer.agents, items, trainer.reward_func, trainer.formatters, num_generations=K, joint_mode='align',
+                    seeds=seeds, sampler=trainer.sampler, **kw).levels[0]
+        cand = comparator.candidates([[nd.prompts[i] for nd in L.nodes] for i in range(n)], K, seeds, **kw)
+    R = L.rewards.total.view(B, K)
+    Rc = trainer.reward_func([[t for tb in ti for t in tb] for ti in cand.texts], [[nd.prompts[i] for nd in L.nodes for _ in range(K)] for i in range(n)],
+                             [it for it in items for _ in range(K)]).total.view(B, K)
+    toks = lambda ids_, mask: ids_[mask.bool()].tolist()
+    out, won_all = [], []
+    for b in range(B):
+        gen = None if seeds is None else torch.Generator().manual_seed(int(seeds[b]))
+        for k, won in zip(*comparator_pairs(R[b], Rc[b], num_pairs, mode, gen)):
+            r = b * K + int(k)
+            team = ([g.texts[r] for g in L.generations], [toks(g.completion_ids[r], g.completion_mask[r]) for g in L.generations], float(R[b, k]))
+            other = (cand.joint(b, int(k)), [_agent_ids(ag, cand, i, b, int(k)) for i, ag in enumerate(trainer.agents)], float(Rc[b, k]))
+            w, l = (team, other) if won else (other, team)
+            out.append({'item': ids[b], 'prompts': list(L.nodes[b].prompts), 'winners': w[0], 'losers': l[0],
+                        'prompt_ids': [toks(g.prompt_ids[b * K], g.prompt_mask[b * K]) for g in L.generations],
+                        'winner_ids': w[1], 'loser_ids': l[1], 'winner_reward': w[2], 'loser_reward': l[2]})
+            won_all.append(bool(won))
+    stats = {'policy_win_rate': float(np.mean(won_all)) if won_all else float('nan'), 'tie_rate': float((R == Rc).double().mean()),
+             'policy_reward': float(R.mean()), 'comparator_reward': float(Rc.mean())}
+    return PreferencePairs.from_records(out), stats
 
 # %% ../nbs/17d_comparators.ipynb #0b5be246
 REPLAY_MODES = ('current', 'nearest_k', 'all_history', 'lambda_decay')
