@@ -8,7 +8,7 @@
 - every module path of the reference either imports or, for what comlrl does not provide, raises `NotProvidedError`
   (an `ImportError` that says so), and every public name of an importable module is there or raises it.
 """
-import dataclasses, importlib, inspect, json
+import dataclasses, importlib, inspect, json, os
 from pathlib import Path
 
 import pytest
@@ -188,3 +188,18 @@ def test_comlrl_never_imports_the_layer():
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == '[]', out.stdout
+
+
+@pytest.mark.skipif(not os.environ.get('COMLRL_REF_SITE'), reason='CoMLRL 1.4.3 is not installed apart (COMLRL_REF_SITE)')
+def test_centralized_prompt_is_the_references():
+    "The centralised adapter builds the reference's prompt, character for character (its module imports nothing of the reference's)."
+    import importlib.util
+    path = Path(os.environ['COMLRL_REF_SITE']) / 'comlrl' / 'trainers' / 'preference' / 'centralized.py'
+    spec = importlib.util.spec_from_file_location('_reference_centralized', path)
+    ref = importlib.util.module_from_spec(spec); spec.loader.exec_module(ref)
+    from comlrl.trainers.reinforce import TaggedCentralizedComparatorAdapter
+    ours, theirs = TaggedCentralizedComparatorAdapter(), ref.TaggedCentralizedComparatorAdapter()
+    for prompts in (['Write a haiku.'], ['Be brief.', 'Be long:\nvery long.'], ['a', '', 'c']):
+        assert ours.build_prompt({'prompt': 'x'}, prompts) == theirs.build_prompt({'prompt': 'x'}, prompts)
+    text = '<agent_0> a </agent_0> <AGENT_2>c</agent_2>'
+    assert ours.parse_completion(text, {}, 3) == list(theirs.parse_completion(text, {}, 3))
