@@ -9,7 +9,7 @@ __all__ = ['WANDB_CONFIG_KEYS', 'REFERENCE_NAMES', 'ReferenceConfig', 'normalize
            'not_provided', 'reference_module', 'refuse_submodules']
 
 # %% ../../nbs/51_compat.ipynb #ed5ab017
-import contextlib, copy, dataclasses, inspect, json, math, numbers, sys, types
+import contextlib, copy, dataclasses, inspect, json, math, numbers, sys, types, warnings
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -307,9 +307,10 @@ class ReferenceTrainer:
             if not all(isinstance(a, str) and a == str(agent_model) for a in agents):
                 raise ValueError(f"{name} got both agent_model={agent_model!r} and agents=: give one, or agents as a list of that name")
             agent_model = None
-        if (eval_logger is None) != (eval_aggregator is None):
-            raise ValueError("eval_logger= and eval_aggregator= work together (the reference calls the aggregator on the logger's "
-                             "metrics): give both or neither")
+        if (eval_logger is None) != (eval_aggregator is None):  # the reference accepts one alone, and never calls it
+            given, other = ('eval_logger', 'eval_aggregator') if eval_aggregator is None else ('eval_aggregator', 'eval_logger')
+            warnings.warn(f"{name}: {given}= is unused without {other}= (the reference calls the aggregator on the logger's "
+                          "metrics, and neither alone): pass both to log their metrics", UserWarning, stacklevel=3)
         cfg = args.comlrl_config()
         self.reference_args, self._wandb_config = args, check_wandb_config(wandb_config)
         if self._wandb_config is not None and 'wandb' not in cfg.report_to: cfg.report_to = [*cfg.report_to, 'wandb']

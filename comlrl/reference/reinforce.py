@@ -166,7 +166,7 @@ def advantages(self: MAGRPOTrainer, returns, baseline=None, agent=0, turn=0):
 @patch
 def reference_metrics(self: MAGRPOTrainer, items, rollouts):
     "The `eval_logger` / `eval_aggregator` metrics: completions per agent, item and turn, as the reference passes them."
-    if self.eval_logger is None: return {}
+    if self.eval_logger is None or self.eval_aggregator is None: return {}  # the reference calls neither alone
     T, n = self.reference_args.num_turns, len(self.agents)
     comps = [[[] for _ in items] for _ in range(n)]
     for s, ro in rollouts:
