@@ -325,7 +325,7 @@ class ReferenceTrainer:
                              **model_loading_kwargs(model_config))
         add_special_tokens([a.tokenizer for a in loaded], model_config)
         self.eval_logger, self.eval_aggregator, self.metrics_callback = eval_logger, eval_aggregator, metrics_callback
-        self.reference_reward = reward
+        self.reference_reward, self.env_step = reward, 0  # env_step: joint actions scored in training (the reference's step)
         super().__init__(agents=loaded, train_dataset=train_dataset, eval_dataset=eval_dataset, reward_func=batched(reward),
                          formatters=formatters, transition=transition, args=cfg, **(comlrl_kwargs or {}))
         self.wandb_config = self._wandb_config  # after comlrl's __init__, which knows nothing of it
@@ -374,6 +374,47 @@ def evaluate(self: ReferenceTrainer, num_eval_samples: Optional[int] = None, # i
     out.update({f'eval/{k}': v for k, v in self.reference_metrics(items, rollouts).items()})
     self.last_eval_completions = self.loggers.pending_completions = records  # the `log` of these metrics writes them
     return out
+
+# %% ../../nbs/51_compat.ipynb #bac369f7
+@patch(as_prop=True)
+def tokenizers(self: ReferenceTrainer) -> list:
+    "One tokenizer per agent, as the reference's `trainer.tokenizers`."
+    return [a.tokenizer for a in self.agents]
+
+@patch(as_prop=True)
+def tokenizer(self: ReferenceTrainer):
+    "The first agent's tokenizer (the one given to all agents), as the reference's `trainer.tokenizer`."
+    return self.agents[0].tokenizer
+
+@patch
+def training_step(self: ReferenceTrainer, batches, seeds=None) -> dict:
+    "comlrl's step, counting the joint actions it scored into `env_step` and adding the reference's names of its reward and return."
+    stats = super(ReferenceTrainer, self).training_step(batches, seeds)
+    steps = 0
+    for ro in self.last_rollouts:
+        for l, L in enumerate(ro.levels):
+            steps += len(L.rewards.total)
+            stats.setdefault(f'turn_{L.turn + 1}/reward_mean', []).extend(L.rewards.total.tolist())
+            stats.setdefault(f'turn_{L.turn + 1}/expected_return', []).extend(L.returns.flatten().tolist())
+    if self.accelerator.num_processes > 1:
+        steps = int(self.accelerator.reduce(torch.tensor(steps, device=self.accelerator.device), 'sum'))
+    self.env_step = self.env_step + steps
+    return stats
+
+@patch
+def log(self: ReferenceTrainer, metrics: dict):
+    "comlrl's `log`, with `env_step` in the record."
+    super(ReferenceTrainer, self).log({**metrics, 'env_step': self.env_step})
+
+@patch
+def state_dict(self: ReferenceTrainer) -> dict:
+    "comlrl's algorithm state, and `env_step`."
+    return {**super(ReferenceTrainer, self).state_dict(), 'env_step': self.env_step}
+
+@patch
+def load_state_dict(self: ReferenceTrainer, state: dict):
+    state = dict(state); self.env_step = int(state.pop('env_step', 0))
+    super(ReferenceTrainer, self).load_state_dict(state)
 
 # %% ../../nbs/51_compat.ipynb #b5d85191
 def _positive_int(v, name: str, none_ok: bool = False):
