@@ -360,3 +360,7 @@ def save_pretrained(self: Agent, save_directory: Union[str, Path], # the folder 
         self.model.save_pretrained(d, selected_adapters=[self.adapter], **kwargs)
         src = Path(d) / self.adapter if (Path(d) / self.adapter).is_dir() else Path(d)
         for f in src.glob('adapter_*'): os.replace(f, out / f.name)
+
+# %% ../nbs/01_models.ipynb #fbdc5111
+#| eval: false
+__path__ = [str(Path(__file__).parent / 'reference' / 'models')]  # comlrl.models.actor_critic (CoMLRL 1.4.3) lives there
