@@ -388,7 +388,8 @@ def tokenizer(self: ReferenceTrainer):
 
 @patch
 def training_step(self: ReferenceTrainer, batches, seeds=None) -> dict:
-    "comlrl's step, counting the joint actions it scored into `env_step` and adding the reference's names of its reward and return."
+    "comlrl's step on the items of one epoch (`epoch_share`), counting the joint actions it scored into `env_step` and adding the reference's names of its reward and return."
+    batches, seeds = self.epoch_share(batches, seeds)
     stats = super(ReferenceTrainer, self).training_step(batches, seeds)
     steps = 0
     for ro in self.last_rollouts:
@@ -415,6 +416,34 @@ def state_dict(self: ReferenceTrainer) -> dict:
 def load_state_dict(self: ReferenceTrainer, state: dict):
     state = dict(state); self.env_step = int(state.pop('env_step', 0))
     super(ReferenceTrainer, self).load_state_dict(state)
+
+# %% ../../nbs/51_compat.ipynb #5b9addf3
+@patch
+def _epoch_batches(self: ReferenceTrainer) -> bool:
+    "Whether each epoch ends with its own last batch: one process, no gradient accumulation."
+    acc = getattr(self, 'accelerator', None)
+    return (acc is None or acc.num_processes == 1) and self.args.gradient_accumulation_steps == 1
+
+@patch
+def num_training_steps(self: ReferenceTrainer) -> int:
+    "Steps of the run: ⌈n / B⌉ per epoch when each epoch ends with its own last batch, else comlrl's count."
+    a = self.args
+    if a.max_steps > 0 or self.train_dataset is None or not self._epoch_batches(): return super(ReferenceTrainer, self).num_training_steps()
+    return max(1, math.ceil(a.num_train_epochs * math.ceil(len(self.train_dataset) / a.per_device_train_batch_size)))
+
+@patch
+def epoch_share(self: ReferenceTrainer, batches: list, # the step's batches of items, as comlrl's loop drew them
+                seeds: Optional[list] = None, # their sampling seeds
+               ) -> tuple: # (batches, seeds): those of the epoch of the step's first item
+    "The step's items that belong to its first item's epoch; the others go back to the data cursor, for the next step."
+    c = getattr(self, 'cursor', None)
+    if c is None or not self._epoch_batches() or not c.n: return batches, seeds
+    k = len(batches[0])
+    start = c.epoch * c.n + c.pos - k  # where the step's items began, counted over the epochs
+    keep = min(k, c.n - start % c.n)
+    if keep == k: return batches, seeds
+    c.epoch, c.pos = divmod(start + keep, c.n)  # the next step starts the next epoch
+    return [batches[0][:keep]], None if seeds is None else [seeds[0][:keep]]
 
 # %% ../../nbs/51_compat.ipynb #b5d85191
 def _positive_int(v, name: str, none_ok: bool = False):
