@@ -8,7 +8,7 @@ __all__ = ['WEIGHT_FILES', 'DEFAULT_MODEL_ID', 'default_device', 'default_dtype'
            'tiny_llama', 'Agent', 'default_lora_config', 'load_agents', 'load_adapter_weights']
 
 # %% ../nbs/01_models.ipynb #fa79f56b
-import copy, importlib.util, os, re, warnings
+import copy, importlib.util, os, re, tempfile, warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -343,3 +343,24 @@ def load_adapter_weights(model: nn.Module, # a `PeftModel` holding the adapter
     f = Path(folder) / 'adapter_model.safetensors'
     if not f.is_file(): raise FileNotFoundError(f"no weights for the adapter {adapter!r}: expected {f}")
     _peft().set_peft_model_state_dict(model, load_file(str(f), device=str(next(model.parameters()).device)), adapter_name=adapter)
+
+# %% ../nbs/01_models.ipynb #6f8ceed5
+@patch
+def generate(self: Agent, *args, **kwargs):
+    "The model's `generate` (any of its arguments), with this agent's adapter active when the model is shared."
+    return self.policy().generate(*args, **kwargs)
+
+@patch
+def save_pretrained(self: Agent, save_directory: Union[str, Path], # the folder to write
+                    **kwargs): # `save_pretrained`'s other arguments
+    "Write the agent as `save_pretrained` does: a full model whole; a LoRA agent's adapter alone, in PEFT's format, in `save_directory` itself."
+    if self.adapter is None: return self.model.save_pretrained(save_directory, **kwargs)
+    out = Path(save_directory); out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out) as d:  # PEFT writes a named adapter into a subfolder of that name
+        self.model.save_pretrained(d, selected_adapters=[self.adapter], **kwargs)
+        src = Path(d) / self.adapter if (Path(d) / self.adapter).is_dir() else Path(d)
+        for f in src.glob('adapter_*'): os.replace(f, out / f.name)
+
+# %% ../nbs/01_models.ipynb #fbdc5111
+#| eval: false
+__path__ = [str(Path(__file__).parent / 'reference' / 'models')]  # comlrl.models.actor_critic (CoMLRL 1.4.3) lives there

@@ -8,7 +8,7 @@
 - every module path of the reference either imports or, for what comlrl does not provide, raises `NotProvidedError`
   (an `ImportError` that says so), and every public name of an importable module is there or raises it.
 """
-import dataclasses, importlib, inspect, json
+import dataclasses, importlib, inspect, json, os, sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ CONFIGS = ['MAGRPOConfig', 'MAREINFORCEConfig', 'MARLOOConfig', 'MAReMaxConfig',
 TRAINERS = ['MAGRPOTrainer', 'MAREINFORCETrainer', 'MARLOOTrainer', 'MAReMaxTrainer', 'CentralizedMAGRPOTrainer', 'IACTrainer', 'MAACTrainer']
 PREFERENCE = ['MADPOConfig', 'MADPOIterConfig', 'MARLHFConfig', 'MARLHFIterConfig', 'MADPOTrainer', 'MADPOIterTrainer', 'MARLHFTrainer',
               'MARLHFIterTrainer', 'JointRewardModel']
-NOT_PROVIDED_MODULES = {'comlrl.models.actor_critic'}  # comlrl.models is comlrl's own module (01_models), not a package
+NOT_PROVIDED_MODULES = set()  # every module path of the reference imports (comlrl.models.actor_critic too: 53c_models_actor_critic)
 
 
 def _get(name: str, module: str):
@@ -116,6 +116,7 @@ def test_every_module_path_imports_or_says_it_is_not_provided():
         except ModuleNotFoundError:
             assert module in NOT_PROVIDED_MODULES, f'{module}: a bare ModuleNotFoundError'
     assert len(served) + len(refused) + len(NOT_PROVIDED_MODULES) == 34
+    assert 'comlrl.models.actor_critic' in served
     assert all(m.startswith('comlrl.trainers.preference.') for m in refused), refused
 
 
@@ -132,6 +133,8 @@ def test_every_public_name_is_there_or_says_it_is_not_provided():
     total = sum(len(i['public']) for m, i in API['modules'].items() if m not in NOT_PROVIDED_MODULES)
     assert there + refused == total
     assert there >= 100, there
+    mod = importlib.import_module('comlrl.models.actor_critic')  # comlrl.models is comlrl's module; this path is the reference's
+    assert all(getattr(mod, n) for n in API['modules']['comlrl.models.actor_critic']['public'])
 
 
 def test_coming_from_comlrl_lists_every_name():
@@ -144,7 +147,8 @@ def reference_name_rows() -> list:
     "(name, what its path here does, comlrl's own) for every public name of CoMLRL 1.4.3, sorted: the table of 50_from_comlrl."
     import sys
     from comlrl.reference.compat import NotProvidedError, REFERENCE_NAMES
-    served_pkgs = ['comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic', 'comlrl.utils', 'comlrl.schedulers', 'comlrl.trainers.preference']
+    served_pkgs = ['comlrl.trainers.reinforce', 'comlrl.trainers.actor_critic', 'comlrl.utils', 'comlrl.schedulers', 'comlrl.trainers.preference',
+                   'comlrl.models.actor_critic']
     for p in served_pkgs: importlib.import_module(p)
     modules = ['comlrl', 'comlrl.trainers'] + sorted(m for m in sys.modules if any(m == p or m.startswith(p + '.') for p in served_pkgs))
     def where(name):
@@ -188,3 +192,42 @@ def test_comlrl_never_imports_the_layer():
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == '[]', out.stdout
+
+
+@pytest.mark.skipif(not os.environ.get('COMLRL_REF_SITE'), reason='CoMLRL 1.4.3 is not installed apart (COMLRL_REF_SITE)')
+def test_centralized_prompt_is_the_references():
+    "The centralised adapter builds the reference's prompt, character for character (its module imports nothing of the reference's)."
+    import importlib.util
+    path = Path(os.environ['COMLRL_REF_SITE']) / 'comlrl' / 'trainers' / 'preference' / 'centralized.py'
+    spec = importlib.util.spec_from_file_location('_reference_centralized', path)
+    ref = importlib.util.module_from_spec(spec); spec.loader.exec_module(ref)
+    from comlrl.trainers.reinforce import TaggedCentralizedComparatorAdapter
+    ours, theirs = TaggedCentralizedComparatorAdapter(), ref.TaggedCentralizedComparatorAdapter()
+    for prompts in (['Write a haiku.'], ['Be brief.', 'Be long:\nvery long.'], ['a', '', 'c']):
+        assert ours.build_prompt({'prompt': 'x'}, prompts) == theirs.build_prompt({'prompt': 'x'}, prompts)
+    text = '<agent_0> a </agent_0> <AGENT_2>c</agent_2>'
+    assert ours.parse_completion(text, {}, 3) == list(theirs.parse_completion(text, {}, 3))
+
+
+@pytest.mark.skipif(not os.environ.get('COMLRL_REF_SITE'), reason='CoMLRL 1.4.3 is not installed apart (COMLRL_REF_SITE)')
+def test_value_head_models_are_the_references():
+    "comlrl.models.actor_critic's classes have the reference's parameters, and with its weights give its outputs."
+    import importlib.util, torch
+    path = Path(os.environ['COMLRL_REF_SITE']) / 'comlrl' / 'models' / 'actor_critic.py'
+    spec = importlib.util.spec_from_file_location('_reference_actor_critic', path)
+    ref = sys.modules['_reference_actor_critic'] = importlib.util.module_from_spec(spec)  # its dataclass looks its module up
+    try: spec.loader.exec_module(ref)
+    finally: del sys.modules['_reference_actor_critic']
+    from comlrl.models.actor_critic import CausalLMWithValueHead
+    from comlrl.models import tiny_llama
+    lm, tok = tiny_llama()
+    ids = tok('Summarise: the cat sat.', return_tensors='pt').input_ids
+    for kw in ({}, {'value_head_hidden_dim': 16}, {'attach_value_head': False}):
+        ours, theirs = CausalLMWithValueHead(lm, **kw), ref.CausalLMWithValueHead(lm, **kw)
+        assert {k: v.shape for k, v in ours.state_dict().items()} == {k: v.shape for k, v in theirs.state_dict().items()}, kw
+        ours.load_state_dict(theirs.state_dict())
+        for out_values in (True, False):
+            a, b = ours(ids, output_values=out_values), theirs(ids, output_values=out_values)
+            assert torch.equal(a.logits, b.logits) and (a.values is None) == (b.values is None), kw
+            if a.values is not None: assert torch.equal(a.values, b.values) and torch.equal(a.hidden_states, b.hidden_states)
+            else: assert len(a.hidden_states) == len(b.hidden_states)

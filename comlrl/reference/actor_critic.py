@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['RewardFunc', 'Formatter', 'MetricsCallback', 'IACConfig', 'MAACConfig', 'RolloutSample', 'rollout_samples',
-           'ActorCriticTrainerBase', 'IACTrainer', 'MAACTrainer']
+           'ActorCriticTrainerBase', 'IACTrainer', 'MAACTrainer', 'ActorCriticOutput', 'ValueHead',
+           'CausalLMWithValueHead']
 
 # %% ../../nbs/53_ref_actor_critic.ipynb #39adb73b
 import dataclasses
@@ -275,11 +276,69 @@ def reference_metrics(self: ActorCriticTrainerBase, items, rollouts):
         for k, v in _callback_metrics(self.metrics_callback, samples).items(): vals.setdefault(k, []).append(v)
     return {k: sum(v) / len(v) for k, v in vals.items()}
 
+# %% ../../nbs/53_ref_actor_critic.ipynb #59dff99c
+@dataclass
+class ActorCriticOutput:
+    "What `CausalLMWithValueHead` returns: logits, values (None without a value head), hidden states, the cache."
+    logits: torch.Tensor  # [B, T, V]
+    values: Optional[torch.Tensor]  # [B, T]
+    hidden_states: Optional[Any]  # the last layer's [B, T, H] with values, else the model's tuple of every layer's
+    past_key_values: Optional[Any]
+
+# %% ../../nbs/53_ref_actor_critic.ipynb #0ff13c19
+from torch import nn
+
+class ValueHead(nn.Module):
+    "The reference's value head: [.., input_dim] hidden states -> [.., 1] values, through `hidden_dim` tanh units when given (> 0)."
+    def __init__(self, input_dim: int, hidden_dim: Optional[int] = None):
+        super().__init__()
+        width = hidden_dim if hidden_dim is not None and hidden_dim > 0 else None
+        self.pre_projection = None if width is None else nn.Sequential(nn.Linear(input_dim, width), nn.Tanh())
+        self.value_projection = nn.Linear(width or input_dim, 1)
+        for m in self.modules():
+            if isinstance(m, nn.Linear): nn.init.normal_(m.weight, mean=0.0, std=0.02); nn.init.zeros_(m.bias)
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        h = hidden_states if self.pre_projection is None else self.pre_projection(hidden_states)
+        return self.value_projection(h)
+
+# %% ../../nbs/53_ref_actor_critic.ipynb #934542c3
+class CausalLMWithValueHead(nn.Module):
+    "A causal LM (`.model`) with an optional value head (`.value_head`, in the LM's dtype). Raises `ValueError` for a model without a hidden size."
+    def __init__(self, base_model: nn.Module, # a causal LM whose config has hidden_size (or n_embd)
+                 value_head_hidden_dim: Optional[int] = None, # the head's tanh units (None: a linear head)
+                 attach_value_head: bool = True, # False: logits only (an actor with a separate critic)
+                ):
+        super().__init__()
+        self.model, cfg = base_model, getattr(base_model, 'config', None)
+        if cfg is None: raise ValueError("CausalLMWithValueHead needs a model with a config giving its hidden size")
+        width = getattr(cfg, 'hidden_size', None) or getattr(cfg, 'n_embd', None)
+        if width is None: raise ValueError(f"{type(base_model).__name__}'s config has no hidden_size (or n_embd): the value head needs its width")
+        self.value_head = ValueHead(width, value_head_hidden_dim) if attach_value_head else None
+        first = next(iter(base_model.parameters()), None)
+        if self.value_head is not None and first is not None: self.value_head.to(dtype=first.dtype)
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, past_key_values=None, use_cache=None,
+                output_values: bool = True, # False: no values (and every layer's hidden states)
+                **kwargs) -> ActorCriticOutput:
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, past_key_values=past_key_values,
+                         use_cache=use_cache, output_hidden_states=True, return_dict=True, **kwargs)
+        if output_values and self.value_head is not None:
+            last = out.hidden_states[-1]
+            return ActorCriticOutput(out.logits, self.value_head(last).squeeze(-1), last, out.past_key_values)
+        return ActorCriticOutput(out.logits, None, out.hidden_states, out.past_key_values)
+
+    def generate(self, *args, **kwargs):
+        "The LM's `generate`."
+        return self.model.generate(*args, **kwargs)
+
 # %% ../../nbs/53_ref_actor_critic.ipynb #d3521f6d
 #| eval: false
 _PATH = 'comlrl.trainers.actor_critic'  # the reference's package, whose module re-exports this one's names
 reference_module(f'{_PATH}.ac_base', {'ActorCriticTrainerBase': ActorCriticTrainerBase})
 reference_module(f'{_PATH}.iac', {'IACConfig': IACConfig, 'IACTrainer': IACTrainer, 'RolloutSample': RolloutSample,
                                   'RewardFunc': RewardFunc, 'Formatter': Formatter, 'MetricsCallback': MetricsCallback})
+reference_module('comlrl.models.actor_critic', {'CausalLMWithValueHead': CausalLMWithValueHead, 'ValueHead': ValueHead,
+                                               'ActorCriticOutput': ActorCriticOutput})
 reference_module(f'{_PATH}.maac', {'MAACConfig': MAACConfig, 'MAACTrainer': MAACTrainer, 'RewardFunc': RewardFunc,
                                    'Formatter': Formatter, 'MetricsCallback': MetricsCallback})

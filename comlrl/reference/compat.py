@@ -9,7 +9,7 @@ __all__ = ['WANDB_CONFIG_KEYS', 'REFERENCE_NAMES', 'ReferenceConfig', 'normalize
            'not_provided', 'reference_module', 'refuse_submodules']
 
 # %% ../../nbs/51_compat.ipynb #ed5ab017
-import contextlib, copy, dataclasses, inspect, json, math, numbers, sys, types
+import contextlib, copy, dataclasses, inspect, json, math, numbers, sys, types, warnings
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -307,9 +307,10 @@ class ReferenceTrainer:
             if not all(isinstance(a, str) and a == str(agent_model) for a in agents):
                 raise ValueError(f"{name} got both agent_model={agent_model!r} and agents=: give one, or agents as a list of that name")
             agent_model = None
-        if (eval_logger is None) != (eval_aggregator is None):
-            raise ValueError("eval_logger= and eval_aggregator= work together (the reference calls the aggregator on the logger's "
-                             "metrics): give both or neither")
+        if (eval_logger is None) != (eval_aggregator is None):  # the reference accepts one alone, and never calls it
+            given, other = ('eval_logger', 'eval_aggregator') if eval_aggregator is None else ('eval_aggregator', 'eval_logger')
+            warnings.warn(f"{name}: {given}= is unused without {other}= (the reference calls the aggregator on the logger's "
+                          "metrics, and neither alone): pass both to log their metrics", UserWarning, stacklevel=3)
         cfg = args.comlrl_config()
         self.reference_args, self._wandb_config = args, check_wandb_config(wandb_config)
         if self._wandb_config is not None and 'wandb' not in cfg.report_to: cfg.report_to = [*cfg.report_to, 'wandb']
@@ -324,7 +325,7 @@ class ReferenceTrainer:
                              **model_loading_kwargs(model_config))
         add_special_tokens([a.tokenizer for a in loaded], model_config)
         self.eval_logger, self.eval_aggregator, self.metrics_callback = eval_logger, eval_aggregator, metrics_callback
-        self.reference_reward = reward
+        self.reference_reward, self.env_step = reward, 0  # env_step: joint actions scored in training (the reference's step)
         super().__init__(agents=loaded, train_dataset=train_dataset, eval_dataset=eval_dataset, reward_func=batched(reward),
                          formatters=formatters, transition=transition, args=cfg, **(comlrl_kwargs or {}))
         self.wandb_config = self._wandb_config  # after comlrl's __init__, which knows nothing of it
@@ -373,6 +374,76 @@ def evaluate(self: ReferenceTrainer, num_eval_samples: Optional[int] = None, # i
     out.update({f'eval/{k}': v for k, v in self.reference_metrics(items, rollouts).items()})
     self.last_eval_completions = self.loggers.pending_completions = records  # the `log` of these metrics writes them
     return out
+
+# %% ../../nbs/51_compat.ipynb #bac369f7
+@patch(as_prop=True)
+def tokenizers(self: ReferenceTrainer) -> list:
+    "One tokenizer per agent, as the reference's `trainer.tokenizers`."
+    return [a.tokenizer for a in self.agents]
+
+@patch(as_prop=True)
+def tokenizer(self: ReferenceTrainer):
+    "The first agent's tokenizer (the one given to all agents), as the reference's `trainer.tokenizer`."
+    return self.agents[0].tokenizer
+
+@patch
+def training_step(self: ReferenceTrainer, batches, seeds=None) -> dict:
+    "comlrl's step on the items of one epoch (`epoch_share`), counting the joint actions it scored into `env_step` and adding the reference's names of its reward and return."
+    batches, seeds = self.epoch_share(batches, seeds)
+    stats = super(ReferenceTrainer, self).training_step(batches, seeds)
+    steps = 0
+    for ro in self.last_rollouts:
+        for l, L in enumerate(ro.levels):
+            steps += len(L.rewards.total)
+            stats.setdefault(f'turn_{L.turn + 1}/reward_mean', []).extend(L.rewards.total.tolist())
+            stats.setdefault(f'turn_{L.turn + 1}/expected_return', []).extend(L.returns.flatten().tolist())
+    if self.accelerator.num_processes > 1:
+        steps = int(self.accelerator.reduce(torch.tensor(steps, device=self.accelerator.device), 'sum'))
+    self.env_step = self.env_step + steps
+    return stats
+
+@patch
+def log(self: ReferenceTrainer, metrics: dict):
+    "comlrl's `log`, with `env_step` in the record."
+    super(ReferenceTrainer, self).log({**metrics, 'env_step': self.env_step})
+
+@patch
+def state_dict(self: ReferenceTrainer) -> dict:
+    "comlrl's algorithm state, and `env_step`."
+    return {**super(ReferenceTrainer, self).state_dict(), 'env_step': self.env_step}
+
+@patch
+def load_state_dict(self: ReferenceTrainer, state: dict):
+    state = dict(state); self.env_step = int(state.pop('env_step', 0))
+    super(ReferenceTrainer, self).load_state_dict(state)
+
+# %% ../../nbs/51_compat.ipynb #5b9addf3
+@patch
+def _epoch_batches(self: ReferenceTrainer) -> bool:
+    "Whether each epoch ends with its own last batch: one process, no gradient accumulation."
+    acc = getattr(self, 'accelerator', None)
+    return (acc is None or acc.num_processes == 1) and self.args.gradient_accumulation_steps == 1
+
+@patch
+def num_training_steps(self: ReferenceTrainer) -> int:
+    "Steps of the run: ⌈n / B⌉ per epoch when each epoch ends with its own last batch, else comlrl's count."
+    a = self.args
+    if a.max_steps > 0 or self.train_dataset is None or not self._epoch_batches(): return super(ReferenceTrainer, self).num_training_steps()
+    return max(1, math.ceil(a.num_train_epochs * math.ceil(len(self.train_dataset) / a.per_device_train_batch_size)))
+
+@patch
+def epoch_share(self: ReferenceTrainer, batches: list, # the step's batches of items, as comlrl's loop drew them
+                seeds: Optional[list] = None, # their sampling seeds
+               ) -> tuple: # (batches, seeds): those of the epoch of the step's first item
+    "The step's items that belong to its first item's epoch; the others go back to the data cursor, for the next step."
+    c = getattr(self, 'cursor', None)
+    if c is None or not self._epoch_batches() or not c.n: return batches, seeds
+    k = len(batches[0])
+    start = c.epoch * c.n + c.pos - k  # where the step's items began, counted over the epochs
+    keep = min(k, c.n - start % c.n)
+    if keep == k: return batches, seeds
+    c.epoch, c.pos = divmod(start + keep, c.n)  # the next step starts the next epoch
+    return [batches[0][:keep]], None if seeds is None else [seeds[0][:keep]]
 
 # %% ../../nbs/51_compat.ipynb #b5d85191
 def _positive_int(v, name: str, none_ok: bool = False):

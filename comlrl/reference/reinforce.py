@@ -166,7 +166,7 @@ def advantages(self: MAGRPOTrainer, returns, baseline=None, agent=0, turn=0):
 @patch
 def reference_metrics(self: MAGRPOTrainer, items, rollouts):
     "The `eval_logger` / `eval_aggregator` metrics: completions per agent, item and turn, as the reference passes them."
-    if self.eval_logger is None: return {}
+    if self.eval_logger is None or self.eval_aggregator is None: return {}  # the reference calls neither alone
     T, n = self.reference_args.num_turns, len(self.agents)
     comps = [[[] for _ in items] for _ in range(n)]
     for s, ro in rollouts:
@@ -202,11 +202,14 @@ class CentralizedComparatorParseError(ValueError):
 class TaggedCentralizedComparatorAdapter:
     "The reference's default joint-output protocol: the roles' prompts in one prompt, one `<agent_i>...</agent_i>` section per role in the answer."
     def build_prompt(self, batch_item: dict, agent_prompts: Sequence[str]) -> str:
-        "One prompt asking for every role's output, each in its own tagged section."
-        tasks = '\n\n'.join(f"Role {i} (agent {i}), whose task is:\n{p}" for i, p in enumerate(agent_prompts))
-        form = '\n'.join(f"<agent_{i}>\n(role {i}'s output)\n</agent_{i}>" for i in range(len(agent_prompts)))
-        return (f"Write the outputs of {len(agent_prompts)} collaborating agents, each meeting its own task.\n\n{tasks}\n\n"
-                f"Answer with exactly these sections and nothing outside them:\n{form}\n")
+        "One prompt asking for every role's output, each in its own tagged section: the reference's text."
+        n = len(agent_prompts)
+        roles = '\n\n'.join(f"Agent {i} original prompt:\n{p}" for i, p in enumerate(agent_prompts))
+        sections = '\n'.join(f"<agent_{i}>\n...\n</agent_{i}>" for i in range(n))
+        return '\n'.join([f"You are a centralized coordinator producing the separate outputs of {n} agents.", '',
+                          "Each output must satisfy its corresponding original prompt. Keep the outputs separate;",
+                          "do not merge them or add commentary outside the required tags.", '', roles, '',
+                          "Return exactly one section for each agent in this format:", sections, ''])
 
     def parse_completion(self, completion: str, batch_item: dict, num_agents: int) -> list:
         "Each role's section (stripped; '' when missing). Raises `CentralizedComparatorParseError` when no section is there."
