@@ -15,10 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 API = json.loads((ROOT / 'tests' / 'data' / 'comlrl-1.4.3-api.json').read_text())
-CONFIGS = ['MAGRPOConfig', 'MAREINFORCEConfig', 'MARLOOConfig', 'MAReMaxConfig', 'CentralizedMAGRPOConfig', 'IACConfig', 'MAACConfig']
-TRAINERS = ['MAGRPOTrainer', 'MAREINFORCETrainer', 'MARLOOTrainer', 'MAReMaxTrainer', 'CentralizedMAGRPOTrainer', 'IACTrainer', 'MAACTrainer']
-PREFERENCE = ['MADPOConfig', 'MADPOIterConfig', 'MARLHFConfig', 'MARLHFIterConfig', 'MADPOTrainer', 'MADPOIterTrainer', 'MARLHFTrainer',
-              'MARLHFIterTrainer', 'JointRewardModel']
+CONFIGS = ['MAGRPOConfig', 'MAREINFORCEConfig', 'MARLOOConfig', 'MAReMaxConfig', 'CentralizedMAGRPOConfig', 'IACConfig', 'MAACConfig', 'MADPOConfig']
+TRAINERS = ['MAGRPOTrainer', 'MAREINFORCETrainer', 'MARLOOTrainer', 'MAReMaxTrainer', 'CentralizedMAGRPOTrainer', 'IACTrainer', 'MAACTrainer', 'MADPOTrainer']
+PREFERENCE = ['MADPOIterConfig', 'MARLHFConfig', 'MARLHFIterConfig', 'MADPOIterTrainer', 'MARLHFTrainer', 'MARLHFIterTrainer', 'JointRewardModel']
 NOT_PROVIDED_MODULES = set()  # every module path of the reference imports (comlrl.models.actor_critic too: 53c_models_actor_critic)
 
 

@@ -580,7 +580,7 @@ def refuse_submodules(package: str, # a package whose other submodules are not p
         sys.meta_path.insert(0, _RefusingFinder(package, why))
 
 # %% ../../nbs/51_compat.ipynb #876d9cd5
-_PREF = "not in comlrl (the preference trainers are not implemented)"
+_PREF = "not in comlrl (a preference trainer or helper comlrl does not provide)"
 
 def _name_table(text: str) -> dict:
     "One line per name: the reference's name, spaces, then what comlrl has for it."
@@ -667,8 +667,12 @@ CentralizedCollaboration            not in comlrl (a preference module): comlrl.
 joint_policy_gradient_loss          not in comlrl (a preference module): MAGRPOTrainer's loss with one agent
 joint_sequence_log_prob             not in comlrl (a preference module): comlrl.generation.completion_logprobs
 __version__                         comlrl.__version__
-''') | {n: _PREF for n in ('MADPOConfig', 'MADPOTrainer', 'MARLHFConfig', 'MARLHFTrainer', 'MADPOIterConfig', 'MADPOIterTrainer',
-                          'MARLHFIterConfig', 'MARLHFIterTrainer', 'JointRewardModel', 'PreferencePair', 'AgentPreferenceTensors',
+MADPOConfig                         comlrl.trainers.madpo.MADPOConfig
+MADPOTrainer                        comlrl.trainers.madpo.MADPOTrainer
+PreferencePair                      not in comlrl (a preference module): comlrl.preference.PreferencePairs holds the pairs
+AgentPreferenceTensors              not in comlrl (a preference module): comlrl.trainers.madpo.pair_tensors
+''') | {n: _PREF for n in ('MARLHFConfig', 'MARLHFTrainer', 'MADPOIterConfig', 'MADPOIterTrainer',
+                          'MARLHFIterConfig', 'MARLHFIterTrainer', 'JointRewardModel',
                           'PreferenceReplayShard', 'load_preference_assets', 'save_preference_assets', 'preference_extra_state',
                           'restore_preference_extra_state', 'prune_preference_asset_pool', 'validate_preference_assets',
                           'validate_preference_extra_state', 'validate_preference_progress', 'train_iterations_checkpointed',
