@@ -12,6 +12,7 @@ MANIFEST (see `results_dir` in nbs/09_results.ipynb); the agents' weights stay i
     python benchmarks/tldr_algorithms.py                                  # 15 runs, 2 at a time (2 cores: about 2 h)
     python benchmarks/tldr_algorithms.py --algos magrpo --seeds 0 --out /tmp/one   # a single run
     python benchmarks/tldr_algorithms.py --algos macf --work /tmp/tldr_macf --out benchmarks/results/tldr_macf   # 16_counterfactual's runs
+    python benchmarks/tldr_algorithms.py --algos madpo,marlhf --work /tmp/tldr_pref --out benchmarks/results/tldr_preference   # 17b/17c's runs
     python benchmarks/tldr_algorithms.py --seeds 0 --out /tmp/smoke --max_steps 1 --max_eval_samples 2   # other options go to comlrl train
 
 `--reuse` keeps the runs the work folder already holds: parts run as separate invocations (e.g. `--algos ippo,maremax`
@@ -24,10 +25,16 @@ from comlrl.results import seed_summary, seeds_table
 from keep_results import command_line, keep_run, write_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
-LABELS = {'mareinforce': 'MAREINFORCE', 'magrpo': 'MAGRPO', 'marloo': 'MARLOO', 'maremax': 'MAREMAX', 'ippo': 'IPPO', 'macf': 'MACF'}
+LABELS = {'mareinforce': 'MAREINFORCE', 'magrpo': 'MAGRPO', 'marloo': 'MARLOO', 'maremax': 'MAREMAX', 'ippo': 'IPPO', 'macf': 'MACF',
+          'madpo': 'MADPO', 'marlhf': 'MARLHF', 'madpo_iter': 'MADPOIter'}
 FIVE = ('mareinforce', 'magrpo', 'marloo', 'maremax', 'ippo')  # the comparison of 30_evaluation; MACF (16_counterfactual) runs apart
 SETTINGS = {  # algorithm -> (extra `comlrl train` arguments, why); empty: the cpu preset's defaults as they are
     a: ([], '') for a in LABELS}
+_POSTS = ['--train_split', 'train[:48]', '--num_candidates', '4', '--num_pairs', '2']
+SETTINGS['madpo'] = (_POSTS, "the pair set on 48 posts (the number the main job's 24 steps of 2 posts draw), 4 candidates and 2 pairs "
+                     "per post: the main job's samples, and its sequences per update")
+SETTINGS['marlhf'] = (_POSTS + ['--scale_rewards', 'group'], "pairs as MADPO's, a reward model fitted to them, then the main job's MAGRPO "
+                      "(its scale_rewards='group') on the frozen reward model")
 ALSO = ('eval/rougeL/agent_1', 'eval/rougeL/agent_2')  # the reward scores form; ROUGE-L against the post's own TL;DR tracks content
 
 
