@@ -15,9 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 API = json.loads((ROOT / 'tests' / 'data' / 'comlrl-1.4.3-api.json').read_text())
-CONFIGS = ['MAGRPOConfig', 'MAREINFORCEConfig', 'MARLOOConfig', 'MAReMaxConfig', 'CentralizedMAGRPOConfig', 'IACConfig', 'MAACConfig', 'MADPOConfig']
-TRAINERS = ['MAGRPOTrainer', 'MAREINFORCETrainer', 'MARLOOTrainer', 'MAReMaxTrainer', 'CentralizedMAGRPOTrainer', 'IACTrainer', 'MAACTrainer', 'MADPOTrainer']
-PREFERENCE = ['MADPOIterConfig', 'MARLHFConfig', 'MARLHFIterConfig', 'MADPOIterTrainer', 'MARLHFTrainer', 'MARLHFIterTrainer', 'JointRewardModel']
+CONFIGS = ['MAGRPOConfig', 'MAREINFORCEConfig', 'MARLOOConfig', 'MAReMaxConfig', 'CentralizedMAGRPOConfig', 'IACConfig', 'MAACConfig', 'MADPOConfig', 'MARLHFConfig']
+TRAINERS = ['MAGRPOTrainer', 'MAREINFORCETrainer', 'MARLOOTrainer', 'MAReMaxTrainer', 'CentralizedMAGRPOTrainer', 'IACTrainer', 'MAACTrainer', 'MADPOTrainer', 'MARLHFTrainer']
+PREFERENCE = ['MADPOIterConfig', 'MARLHFIterConfig', 'MADPOIterTrainer', 'MARLHFIterTrainer', 'JointRewardModel']
 NOT_PROVIDED_MODULES = set()  # every module path of the reference imports (comlrl.models.actor_critic too: 53c_models_actor_critic)
 
 
@@ -82,7 +82,7 @@ def _reference_arguments(name: str, model: str, tok, out: str) -> dict:
         from comlrl.trainers.reinforce import TaggedCentralizedComparatorAdapter
         kw.update(centralized_adapter=TaggedCentralizedComparatorAdapter(), agents=[model])
     else: kw['agent_model'] = model
-    if 'critic_model' in kw: kw['critic_model'] = model
+    if name in ('IACTrainer', 'MAACTrainer'): kw['critic_model'] = model  # MARLHF's RL stage (MAGRPO here) has none
     return kw
 
 

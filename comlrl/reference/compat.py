@@ -671,8 +671,11 @@ MADPOConfig                         comlrl.trainers.madpo.MADPOConfig
 MADPOTrainer                        comlrl.trainers.madpo.MADPOTrainer
 PreferencePair                      not in comlrl (a preference module): comlrl.preference.PreferencePairs holds the pairs
 AgentPreferenceTensors              not in comlrl (a preference module): comlrl.trainers.madpo.pair_tensors
-''') | {n: _PREF for n in ('MARLHFConfig', 'MARLHFTrainer', 'MADPOIterConfig', 'MADPOIterTrainer',
-                          'MARLHFIterConfig', 'MARLHFIterTrainer', 'JointRewardModel',
+MARLHFConfig                        comlrl.trainers.marlhf.MARLHFConfig(rl_algorithm=...)
+MARLHFTrainer                       comlrl.trainers.marlhf.MARLHFTrainer
+JointRewardModel                    comlrl.trainers.marlhf.JointRewardModel (built from a causal LM)
+''') | {n: _PREF for n in ('MADPOIterConfig', 'MADPOIterTrainer',
+                          'MARLHFIterConfig', 'MARLHFIterTrainer',
                           'PreferenceReplayShard', 'load_preference_assets', 'save_preference_assets', 'preference_extra_state',
                           'restore_preference_extra_state', 'prune_preference_asset_pool', 'validate_preference_assets',
                           'validate_preference_extra_state', 'validate_preference_progress', 'train_iterations_checkpointed',
