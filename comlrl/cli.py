@@ -150,7 +150,7 @@ def parse_train_args(argv: Sequence[str], # the arguments after `comlrl train`
 
 # %% ../nbs/40_cli.ipynb #72b732d3
 RUN_FILES = ('run.json', 'metrics.jsonl', 'eval_completions.jsonl', 'training_curves.png', 'README.md', 'preference_pairs.jsonl')  # what a run writes in output_dir (README: PEFT's card; preference_pairs.jsonl: MADPO's pair set)...
-RUN_FOLDERS = ('agent_*', 'checkpoint-*', '.tmp-checkpoint-*', 'runs', 'wandb')  # ...and its folders (runs: TensorBoard, wandb: W&B)
+RUN_FOLDERS = ('agent_*', 'checkpoint-*', '.tmp-checkpoint-*', 'runs', 'wandb', 'preference_replay', 'history')  # ...and its folders (runs: TensorBoard, wandb: W&B; preference_replay, history: the online preference trainers' replay and saved teams)
 
 def latest_checkpoint(out: Path, # an output_dir
                      ) -> Optional[Path]: # its checkpoint-N folder with the largest N, or None
