@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['ROUND_FIELDS', 'ROUND_SEED_STEP', 'REPLAY_DIR', 'HISTORY_DIR', 'RoundsConfig', 'MADPOIterConfig',
-           'completion_token_ids', 'collect_comparator_pairs', 'OnlineRounds', 'MADPOIterTrainer']
+           'completion_token_ids', 'collect_comparator_pairs', 'OnlineRounds', 'MADPOIterTrainer', 'MARLHFIterConfig',
+           'marlhf_iter_config_class', 'MARLHFIterTrainer', 'marlhf_iter_trainer_class']
 
 # %% ../../nbs/17e_iterative.ipynb #5e000006
 import math, shutil, time
@@ -291,3 +292,69 @@ class MADPOIterTrainer(OnlineRounds, MADPOTrainer):
         return {'round/train_pairs': float(len(drawn)), 'round/replayed_pairs': float(sum(r['round'] < round for r in drawn))}
 
 register_algorithm('madpo_iter', MADPOIterTrainer)  # comlrl train --algo madpo_iter
+
+# %% ../../nbs/17e_iterative.ipynb #5e000034
+from ..config import REFERENCE_CONFIG_FIELDS
+from .marlhf import MARLHFConfig, MARLHFTrainer, marlhf_config_class, marlhf_trainer_class
+
+# %% ../../nbs/17e_iterative.ipynb #5e000035
+_ITER_CONFIGS, _ITER_TRAINERS = {}, {}
+
+@dataclass
+class MARLHFIterConfig(RoundsConfig, MARLHFConfig):
+    """MARLHFConfig (the RL trainer's config with MARLHF's fields) plus the rounds, the comparator and the replay
+    (`RoundsConfig`). `MARLHFIterConfig(rl_algorithm=name, ...)` builds the class for the RL trainer `name`. Raises
+    `ValueError` naming the field, `TypeError` for a field none of them has."""
+    reference_fields = {**getattr(MARLHFConfig, 'reference_fields', REFERENCE_CONFIG_FIELDS), **ROUND_FIELDS}
+
+    def __new__(cls, *args, **kwargs):
+        if cls is MARLHFIterConfig: cls = marlhf_iter_config_class(kwargs.get('rl_algorithm', 'magrpo'))
+        return super().__new__(cls, *args, **kwargs)
+
+    def __reduce__(self): return (_rebuild_iter_config, (self.to_dict(),))  # pickle and deepcopy through MARLHFIterConfig(**fields)
+
+def _rebuild_iter_config(fields: dict) -> 'MARLHFIterConfig': return MARLHFIterConfig(**fields)
+
+def marlhf_iter_config_class(rl_algorithm: str, # a registered RL algorithm (see `rl_trainer_class`)
+                            ) -> type: # a dataclass: MARLHF's config for that RL trainer, with the rounds' fields
+    "The config class of MARLHFIter with `rl_algorithm`."
+    base = marlhf_config_class(rl_algorithm)
+    if base is MARLHFConfig: return MARLHFIterConfig
+    if base not in _ITER_CONFIGS:
+        ns = {'__doc__': MARLHFIterConfig.__doc__, '__module__': __name__, '__qualname__': 'MARLHFIterConfig'}
+        _ITER_CONFIGS[base] = dataclass(type('MARLHFIterConfig', (base, MARLHFIterConfig), ns))  # the RL config's defaults win
+    return _ITER_CONFIGS[base]
+
+# %% ../../nbs/17e_iterative.ipynb #5e000038
+class MARLHFIterTrainer(OnlineRounds, MARLHFTrainer):
+    """Online MARLHF (the reference's MARLHFIter): `num_rounds` rounds, each of the current team's candidates against
+    the comparator's, the pairs into a `PreferenceReplay`, a new joint reward model fitted to a draw from it, and the RL
+    trainer's steps scored by that model. Raises what `MARLHFTrainer` raises, `TypeError` for a config that is not a
+    `MARLHFIterConfig`."""
+    config_class = MARLHFIterConfig
+
+    def __new__(cls, *args, **kwargs):
+        if cls is MARLHFIterTrainer:  # the class of MARLHFIter with the config's RL algorithm
+            a = kwargs.get('args', args[9] if len(args) > 9 else None)
+            a = MARLHFIterConfig() if a is None else a
+            if not isinstance(a, MARLHFIterConfig): raise TypeError(f"args must be a MARLHFIterConfig, got {type(a).__name__}")
+            cls = marlhf_iter_trainer_class(a.rl_algorithm)
+        return super().__new__(cls)
+
+    def round_update(self, round: int) -> dict:
+        "Fit a new reward model to the round's draw from the replay (`fit_reward`); without pairs, keep the last one."
+        drawn = self.replay.sample()
+        if drawn or self.reward_model is None: self.fit_reward(PreferencePairs.from_records(drawn))
+        return {'round/train_pairs': float(len(drawn)), 'round/replayed_pairs': float(sum(r['round'] < round for r in drawn))}
+
+def marlhf_iter_trainer_class(rl_algorithm: str, # a registered RL algorithm
+                             ) -> type: # MARLHFIterTrainer before MARLHF with that RL trainer
+    "The class of MARLHFIter with `rl_algorithm` as its RL stage (one per RL trainer, built once)."
+    base = marlhf_trainer_class(rl_algorithm)
+    if base not in _ITER_TRAINERS:
+        ns = {'config_class': marlhf_iter_config_class(rl_algorithm), '__module__': __name__, '__qualname__': 'MARLHFIterTrainer',
+              '__doc__': f"MARLHFIter with {base.rl_trainer_class.__name__} as its RL stage. " + MARLHFIterTrainer.__doc__}
+        _ITER_TRAINERS[base] = type('MARLHFIterTrainer', (MARLHFIterTrainer, base), ns)
+    return _ITER_TRAINERS[base]
+
+register_algorithm('marlhf_iter', MARLHFIterTrainer)  # comlrl train --algo marlhf_iter

@@ -207,7 +207,7 @@ def _validate_marlhf(cfg: 'MARLHFConfig'):
     if cfg.pair_selection not in PAIR_SELECTIONS: bad('pair_selection', f"must be one of {PAIR_SELECTIONS}, got {cfg.pair_selection!r}")
     if not cfg.reward_learning_rate > 0: bad('reward_learning_rate', f"must be > 0, got {cfg.reward_learning_rate}")
     if cfg.num_turns != 1: bad('num_turns', f"must be 1: the preference pairs compare single-turn joint actions, got {cfg.num_turns}")
-    if marlhf_config_class(cfg.rl_algorithm) is not type(cfg):
+    if not isinstance(cfg, marlhf_config_class(cfg.rl_algorithm)):  # that class, or a subclass (MARLHFIterConfig, 17e_iterative)
         bad('rl_algorithm', f"is {cfg.rl_algorithm!r} but this config was built for another RL algorithm: build it with MARLHFConfig(rl_algorithm=...)")
 
 # %% ../../nbs/17c_marlhf.ipynb #204a728a
