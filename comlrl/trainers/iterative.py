@@ -344,7 +344,10 @@ class MARLHFIterTrainer(OnlineRounds, MARLHFTrainer):
     def round_update(self, round: int) -> dict:
         "Fit a new reward model to the round's draw from the replay (`fit_reward`); without pairs, keep the last one."
         drawn = self.replay.sample()
-        if drawn or self.reward_model is None: self.fit_reward(PreferencePairs.from_records(drawn))
+        if not drawn and self.reward_model is None:
+            raise ValueError(f"round {round} gave no preference pairs (every candidate tied with the comparator's on the task reward) and "
+                             "there is no earlier reward model to keep: sample more candidates (num_candidates), at a higher temperature, or on more items")
+        if drawn: self.fit_reward(PreferencePairs.from_records(drawn))
         return {'round/train_pairs': float(len(drawn)), 'round/replayed_pairs': float(sum(r['round'] < round for r in drawn))}
 
 def marlhf_iter_trainer_class(rl_algorithm: str, # a registered RL algorithm
