@@ -293,11 +293,11 @@ class MADPOIterTrainer(OnlineRounds, MADPOTrainer):
 
 register_algorithm('madpo_iter', MADPOIterTrainer)  # comlrl train --algo madpo_iter
 
-# %% ../../nbs/17e_iterative.ipynb #5e000036
+# %% ../../nbs/17e_iterative.ipynb #5e000039
 from ..config import REFERENCE_CONFIG_FIELDS
 from .marlhf import MARLHFConfig, MARLHFTrainer, marlhf_config_class, marlhf_trainer_class
 
-# %% ../../nbs/17e_iterative.ipynb #5e000037
+# %% ../../nbs/17e_iterative.ipynb #5e000040
 _ITER_CONFIGS, _ITER_TRAINERS = {}, {}
 
 @dataclass
@@ -325,7 +325,7 @@ def marlhf_iter_config_class(rl_algorithm: str, # a registered RL algorithm (see
         _ITER_CONFIGS[base] = dataclass(type('MARLHFIterConfig', (base, MARLHFIterConfig), ns))  # the RL config's defaults win
     return _ITER_CONFIGS[base]
 
-# %% ../../nbs/17e_iterative.ipynb #5e000040
+# %% ../../nbs/17e_iterative.ipynb #5e000043
 class MARLHFIterTrainer(OnlineRounds, MARLHFTrainer):
     """Online MARLHF (the reference's MARLHFIter): `num_rounds` rounds, each of the current team's candidates against
     the comparator's, the pairs into a `PreferenceReplay`, a new joint reward model fitted to a draw from it, and the RL
