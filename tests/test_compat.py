@@ -15,9 +15,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 API = json.loads((ROOT / 'tests' / 'data' / 'comlrl-1.4.3-api.json').read_text())
-CONFIGS = ['MAGRPOConfig', 'MAREINFORCEConfig', 'MARLOOConfig', 'MAReMaxConfig', 'CentralizedMAGRPOConfig', 'IACConfig', 'MAACConfig', 'MADPOConfig', 'MARLHFConfig']
-TRAINERS = ['MAGRPOTrainer', 'MAREINFORCETrainer', 'MARLOOTrainer', 'MAReMaxTrainer', 'CentralizedMAGRPOTrainer', 'IACTrainer', 'MAACTrainer', 'MADPOTrainer', 'MARLHFTrainer']
-PREFERENCE = ['MADPOIterConfig', 'MARLHFIterConfig', 'MADPOIterTrainer', 'MARLHFIterTrainer', 'JointRewardModel']
+CONFIGS = ['MAGRPOConfig', 'MAREINFORCEConfig', 'MARLOOConfig', 'MAReMaxConfig', 'CentralizedMAGRPOConfig', 'IACConfig', 'MAACConfig', 'MADPOConfig', 'MARLHFConfig',
+           'MADPOIterConfig', 'MARLHFIterConfig']
+TRAINERS = ['MAGRPOTrainer', 'MAREINFORCETrainer', 'MARLOOTrainer', 'MAReMaxTrainer', 'CentralizedMAGRPOTrainer', 'IACTrainer', 'MAACTrainer', 'MADPOTrainer', 'MARLHFTrainer',
+            'MADPOIterTrainer', 'MARLHFIterTrainer']
+PREFERENCE = ['JointRewardModel']  # the reference's reward model class (comlrl's is built from a causal LM: 17c_marlhf)
 NOT_PROVIDED_MODULES = set()  # every module path of the reference imports (comlrl.models.actor_critic too: 53c_models_actor_critic)
 
 

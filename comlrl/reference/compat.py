@@ -674,9 +674,13 @@ AgentPreferenceTensors              not in comlrl (a preference module): comlrl.
 MARLHFConfig                        comlrl.trainers.marlhf.MARLHFConfig(rl_algorithm=...)
 MARLHFTrainer                       comlrl.trainers.marlhf.MARLHFTrainer
 JointRewardModel                    comlrl.trainers.marlhf.JointRewardModel (built from a causal LM)
-''') | {n: _PREF for n in ('MADPOIterConfig', 'MADPOIterTrainer',
-                          'MARLHFIterConfig', 'MARLHFIterTrainer',
-                          'PreferenceReplayShard', 'load_preference_assets', 'save_preference_assets', 'preference_extra_state',
+MADPOIterConfig                     comlrl.trainers.iterative.MADPOIterConfig (num_rounds, comparator, replay)
+MADPOIterTrainer                    comlrl.trainers.iterative.MADPOIterTrainer
+MARLHFIterConfig                    comlrl.trainers.iterative.MARLHFIterConfig(rl_algorithm=...)
+MARLHFIterTrainer                   comlrl.trainers.iterative.MARLHFIterTrainer
+PreferenceReplayShard               not in comlrl (a preference module): comlrl.comparators.PreferenceReplay keeps the rounds' pairs
+''') | {n: _PREF for n in (
+                          'load_preference_assets', 'save_preference_assets', 'preference_extra_state',
                           'restore_preference_extra_state', 'prune_preference_asset_pool', 'validate_preference_assets',
                           'validate_preference_extra_state', 'validate_preference_progress', 'train_iterations_checkpointed',
                           'resolve_output_path')}

@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['WHY', 'package_getattr', 'CentralizedComparatorAdapter', 'MADPOConfig', 'MADPOTrainer', 'MARLHFConfig',
-           'MARLHFTrainer']
+           'MARLHFTrainer', 'IterativeSettings', 'MADPOIterConfig', 'MARLHFIterConfig', 'MADPOIterTrainer',
+           'MARLHFIterTrainer']
 
 # %% ../../nbs/55_ref_preference.ipynb #b0590602
 import dataclasses, inspect, math
@@ -18,6 +19,7 @@ from .compat import (PerJointActionReward, ReferenceConfig, ReferenceTrainer, ch
 from .reinforce import CentralizedComparatorParseError, TaggedCentralizedComparatorAdapter
 from ..trainers import madpo as _madpo
 from ..trainers import marlhf as _marlhf
+from ..trainers import iterative as _iterative
 
 WHY = ("the reference's preference trainers' internals (its checkpointing helpers, pair records and centralised collaboration) "
        "are not part of comlrl; its MADPO is, at comlrl.trainers.preference (comlrl's own: comlrl.trainers.madpo)")
@@ -92,7 +94,8 @@ def validate(self: MADPOConfig):
         raise ValueError(f"{name}.preference_pairs_per_sample must be >= 1 or None, got {self.preference_pairs_per_sample}")
     if not self.dpo_beta > 0: raise ValueError(f"{name}.dpo_beta must be > 0, got {self.dpo_beta}")
     mode = str(self.pair_selection or 'reward_gap').strip().lower()
-    if mode not in ('reward_gap', 'all', 'random'): raise ValueError(f"{name}.pair_selection must be 'reward_gap', 'all' or 'random', got {self.pair_selection!r}")
+    modes = getattr(self, '_pair_selections', ('reward_gap', 'all', 'random'))
+    if mode not in modes: raise ValueError(f"{name}.pair_selection must be one of {', '.join(modes)}; got {self.pair_selection!r}")
     if mode == 'all' and self.preference_pairs_per_sample is not None:
         raise ValueError(f"{name}.preference_pairs_per_sample must be None with pair_selection='all'")
     self.pair_selection = mode
@@ -255,10 +258,118 @@ class MARLHFTrainer(ReferenceTrainer, _marlhf.MARLHFTrainer):
                     external_transition=b.get('external_transition'), wandb_config=b.get('wandb_config'), eval_logger=b.get('eval_logger'),
                     eval_aggregator=b.get('eval_aggregator'), metrics_callback=metrics_callback, comlrl_kwargs=b.get('comlrl_kwargs'))
 
+# %% ../../nbs/55_ref_preference.ipynb #69cdb962
+_COMPARATORS = {**{a: 'current' for a in ('current', 'self', 'online')}, **{a: 'current_copy' for a in ('current_copy', 'copy', 'online_copy', 'current-offload', 'current_offload')},
+                **{a: 'model' for a in ('model', 'external', 'comparator', 'reference', 'ref')}, **{a: 'history' for a in ('history', 'checkpoint', 'previous', 'previous_iteration')},
+                **{a: 'api' for a in ('api', 'http', 'endpoint')}}
+_REPLAYS = {**{a: 'current' for a in ('current', 'latest', 'new')}, **{a: 'nearest_k' for a in ('nearest_k', 'recent_k', 'last_k', 'k')},
+            'all_history': 'all_history', **{a: 'lambda_decay' for a in ('lambda', 'lambda_decay', 'td_lambda', 'td-lambda')}}
+
+class IterativeSettings:
+    "The reference's iteration settings: class attributes (CoMLRL 1.4.3 keeps them out of the constructor), set on the config object."
+    _pair_selections = ('reward_gap', 'all', 'random', 'comparator_reward')
+    num_iterations = 6
+    preference_replay_mode, preference_replay_k, preference_replay_lambda = 'current', None, None
+    preference_replay_sample_size = preference_replay_dir = policy_checkpoint_dir = None
+    log_reward_distribution = False
+    comparator_policy, comparator_generation_mode, comparator_centralized_agent_index = 'current', 'decentralized', 0
+    comparator_model_name = comparator_agents = comparator_devices = comparator_num_candidates = comparator_history_k = None
+    comparator_api_url, comparator_api_format, comparator_api_model, comparator_api_max_n_per_request = None, 'generic', None, None
+    comparator_api_timeout, comparator_api_headers, comparator_api_key, comparator_api_key_env = 120.0, None, None, None
+    comparator_api_key_header, comparator_api_key_prefix, comparator_api_response_field, comparator_api_extra_body = 'Authorization', 'Bearer', 'completions', None
+
+    def __new__(cls, *args, **kwargs):
+        if attrs := [k for k in kwargs if k in vars(IterativeSettings) and not k.startswith('_')]:
+            raise TypeError(f"{cls.__name__} takes no {', '.join(map(repr, attrs))}: in CoMLRL 1.4.3 these are attributes, not fields; "
+                            f"set them on the built config (cfg.{attrs[0]} = ...)")
+        return super().__new__(cls, *args, **kwargs)
+
+def _round_kwargs(cfg) -> dict:
+    "comlrl's rounds fields for a reference iterative config. Raises `ValueError`/`NotImplementedError` (one line) as the reference's checks do."
+    name = type(cfg).__name__
+    check_counts(cfg, positive=('num_iterations',))
+    comp = _COMPARATORS.get(str(cfg.comparator_policy or 'current').strip().lower())
+    if comp is None: raise ValueError(f"{name}.comparator_policy must be one of current, current_copy, model, history, api; got {cfg.comparator_policy!r}")
+    replay = _REPLAYS.get(str(cfg.preference_replay_mode or 'current').strip().lower())
+    if replay is None: raise ValueError(f"{name}.preference_replay_mode must be one of current, nearest_k, all_history, lambda_decay; got {cfg.preference_replay_mode!r}")
+    if str(cfg.comparator_generation_mode).strip().lower() in ('centralized', 'centralised', 'single_agent', 'single-agent'):
+        raise NotImplementedError(f"{name}.comparator_generation_mode='centralized' is not provided by comlrl: use 'decentralized'")
+    if comp == 'model' and cfg.comparator_model_name is None: raise ValueError(f"{name}.comparator_policy='model' needs comparator_model_name")
+    if comp == 'api' and not cfg.comparator_api_url: raise ValueError(f"{name}.comparator_policy='api' needs comparator_api_url")
+    return dict(num_rounds=cfg.num_iterations, comparator=comp, comparator_model_name_or_path=cfg.comparator_model_name,
+                comparator_history_round=-int(cfg.comparator_history_k or 1) if comp == 'history' else 0,
+                comparator_api_url=cfg.comparator_api_url, comparator_api_model=cfg.comparator_api_model,
+                comparator_api_key_env=cfg.comparator_api_key_env, replay=replay, replay_k=int(cfg.preference_replay_k or 2),
+                replay_lambda=float(0.5 if cfg.preference_replay_lambda is None else cfg.preference_replay_lambda),
+                pair_selection='reward_gap' if cfg.pair_selection == 'comparator_reward' else cfg.pair_selection)
+
+# %% ../../nbs/55_ref_preference.ipynb #3f6a339f
+@dataclass
+class MADPOIterConfig(IterativeSettings, MADPOConfig):
+    "The reference's iterative MADPO config: MADPO's fields with its defaults; the iteration settings are attributes (`IterativeSettings`)."
+    num_train_epochs: int = 1
+    preference_num_candidates: int = 20
+    preference_pairs_per_sample: Optional[int] = 4
+    pair_selection: str = 'comparator_reward'
+    comlrl: Optional[dict] = None
+    comlrl_class = _iterative.MADPOIterConfig
+
+@patch
+def comlrl_kwargs(self: MADPOIterConfig) -> dict:
+    "MADPO's translation, then the rounds' (see above)."
+    return {**MADPOConfig.comlrl_kwargs(self), **_round_kwargs(self)}
+
+@dataclass
+class MARLHFIterConfig(IterativeSettings, MARLHFConfig):
+    "The reference's iterative MARLHF config: MARLHF's fields with its defaults and `preference_scoring_reward`; the iteration settings are attributes."
+    num_train_epochs: int = 2
+    preference_num_candidates: int = 20
+    preference_pairs_per_sample: Optional[int] = 4
+    pair_selection: str = 'comparator_reward'
+    reward_num_train_epochs: int = 2
+    preference_scoring_reward: str = 'task'  # 'task' ranks the candidates by the task reward; 'reward_model' is not provided
+    comlrl: Optional[dict] = None
+    comlrl_class = _iterative.MARLHFIterConfig
+
+@patch
+def comlrl_kwargs(self: MARLHFIterConfig) -> dict:
+    "MARLHF's translation, then the rounds'. Raises `NotImplementedError` for preference_scoring_reward='reward_model'."
+    mode = str(self.preference_scoring_reward or 'task').strip().lower()
+    if mode not in ('task', 'oracle', 'environment', 'env'):
+        raise NotImplementedError(f"MARLHFIterConfig.preference_scoring_reward={self.preference_scoring_reward!r}: comlrl ranks the candidates "
+                                  "by the task reward only; use 'task'")
+    return {**MARLHFConfig.comlrl_kwargs(self), **_round_kwargs(self)}
+
+# %% ../../nbs/55_ref_preference.ipynb #db6a25f7
+class MADPOIterTrainer(MADPOTrainer, _iterative.MADPOIterTrainer):
+    "The reference's iterative MADPO trainer (CoMLRL 1.4.3) on comlrl's `MADPOIterTrainer` (`17e_iterative`), with MADPO's arguments."
+    default_config_cls, algorithm_name = MADPOIterConfig, 'MADPOIter'
+
+_MARLHF_ITER_CLASSES = {}
+
+class MARLHFIterTrainer(MARLHFTrainer):
+    "The reference's iterative MARLHF trainer (CoMLRL 1.4.3) on comlrl's `MARLHFIterTrainer` with the config's RL stage."
+    default_config_cls, algorithm_name = MARLHFIterConfig, 'MARLHFIter'
+
+    def __new__(cls, *args, **kwargs):
+        if cls is MARLHFIterTrainer:
+            a = inspect.signature(MADPOTrainer.__init__).bind_partial(None, *args, **kwargs).arguments.get('args')
+            a = MARLHFIterConfig() if a is None else a
+            if not isinstance(a, MARLHFIterConfig): raise TypeError(f"MARLHFIterTrainer takes the reference's MARLHFIterConfig, got {type(a).__name__}")
+            if a.rl_algorithm not in _MARLHF_ITER_CLASSES:
+                _MARLHF_ITER_CLASSES[a.rl_algorithm] = type('MARLHFIterTrainer', (MARLHFIterTrainer, _iterative.marlhf_iter_trainer_class(a.rl_algorithm)),
+                                                            {'__module__': __name__, '__qualname__': 'MARLHFIterTrainer', '__doc__': MARLHFIterTrainer.__doc__})
+            cls = _MARLHF_ITER_CLASSES[a.rl_algorithm]
+        return object.__new__(cls)
+
+    def __init__(self, *args, centralized_comparator_adapter=None, # the reference's centralised mode: not provided
+                 **kwargs): # MARLHFTrainer's arguments
+        super().__init__(*args, centralized_comparator_adapter=centralized_comparator_adapter, **kwargs)
+
 # %% ../../nbs/55_ref_preference.ipynb #e5f6a7b8
-_NAMES = ('JointRewardModel', 'MADPOIterConfig', 'MADPOIterTrainer', 'MARLHFIterConfig', 'MARLHFIterTrainer')
-_LATER = ("the reference's iterative trainers and its JointRewardModel(backbone) are not provided by comlrl; its MADPO and MARLHF are, at "
-          "comlrl.trainers.preference (comlrl's reward model: comlrl.trainers.marlhf.JointRewardModel)")
+_NAMES = ('JointRewardModel',)
+_LATER = ("the reference's JointRewardModel(backbone) is not provided by comlrl: its reward model is comlrl.trainers.marlhf.JointRewardModel, "
+          "built from a causal LM; the reference's trainers are, at comlrl.trainers.preference")
 package_getattr = not_provided('comlrl.trainers.preference', {n: _LATER for n in _NAMES})
 
 # %% ../../nbs/55_ref_preference.ipynb #24eeadf5
@@ -270,4 +381,7 @@ reference_module('comlrl.trainers.preference.madpo', {'MADPOConfig': MADPOConfig
                  missing={n: WHY + " (comlrl's pairs: comlrl.preference.PreferencePairs)" for n in ('AgentPreferenceTensors', 'PreferencePair')})
 reference_module('comlrl.trainers.preference.marlhf', {'MARLHFConfig': MARLHFConfig, 'MARLHFTrainer': MARLHFTrainer},
                  missing={'JointRewardModel': _LATER})
+reference_module('comlrl.trainers.preference.iterative', {'MADPOIterConfig': MADPOIterConfig, 'MADPOIterTrainer': MADPOIterTrainer,
+                  'MARLHFIterConfig': MARLHFIterConfig, 'MARLHFIterTrainer': MARLHFIterTrainer},
+                 missing={'PreferenceReplayShard': WHY + " (comlrl's replay: comlrl.comparators.PreferenceReplay)"})
 refuse_submodules('comlrl.trainers.preference', WHY)
