@@ -221,25 +221,27 @@ def comlrl_kwargs(self: MARLHFConfig) -> dict:
             'reward_max_length': self.reward_max_length, 'reward_freeze_backbone': self.reward_freeze_backbone}
 
 # %% ../../nbs/55_ref_preference.ipynb #f4507a5e
-_MARLHF_CLASSES = {}
+_RL_STAGE_CLASSES = {}
 
-def _marlhf_class(rl_algorithm: str) -> type:
-    "The reference's MARLHF trainer on comlrl's MARLHF class for `rl_algorithm` (built once)."
-    if rl_algorithm not in _MARLHF_CLASSES:
-        _MARLHF_CLASSES[rl_algorithm] = type('MARLHFTrainer', (MARLHFTrainer, _marlhf.marlhf_trainer_class(rl_algorithm)),
-                                             {'__module__': __name__, '__qualname__': 'MARLHFTrainer', '__doc__': MARLHFTrainer.__doc__})
-    return _MARLHF_CLASSES[rl_algorithm]
+def _rl_stage_class(cls: type, rl_algorithm: str) -> type:
+    "`cls` (a reference MARLHF trainer) over comlrl's class for the RL stage `rl_algorithm` (`cls.native_class`), built once."
+    if (cls, rl_algorithm) not in _RL_STAGE_CLASSES:
+        ns = {'__module__': cls.__module__, '__qualname__': cls.__qualname__, '__doc__': cls.__doc__}
+        _RL_STAGE_CLASSES[cls, rl_algorithm] = type(cls.__name__, (cls, cls.native_class(rl_algorithm)), ns)
+    return _RL_STAGE_CLASSES[cls, rl_algorithm]
 
 class MARLHFTrainer(ReferenceTrainer, _marlhf.MARLHFTrainer):
     "The reference's MARLHF trainer (CoMLRL 1.4.3) on comlrl's `MARLHFTrainer` (`17c_marlhf`) with the config's RL stage. Raises `NotImplementedError` for caller-made critics."
     default_config_cls, algorithm_name = MARLHFConfig, 'MARLHF'
+    native_class = staticmethod(_marlhf.marlhf_trainer_class)  # rl_algorithm -> comlrl's class with that RL stage
 
     def __new__(cls, *args, **kwargs):
-        if cls is MARLHFTrainer:
+        if 'native_class' in vars(cls):  # a class users name (not one built by `_rl_stage_class`): the one for the config's RL stage
             a = inspect.signature(MADPOTrainer.__init__).bind_partial(None, *args, **kwargs).arguments.get('args')
-            a = MARLHFConfig() if a is None else a
-            if not isinstance(a, MARLHFConfig): raise TypeError(f"MARLHFTrainer takes the reference's MARLHFConfig, got {type(a).__name__}")
-            cls = _marlhf_class(a.rl_algorithm)
+            a = cls.default_config_cls() if a is None else a
+            if not isinstance(a, cls.default_config_cls):
+                raise TypeError(f"{cls.__name__} takes the reference's {cls.default_config_cls.__name__}, got {type(a).__name__}")
+            cls = _rl_stage_class(cls, a.rl_algorithm)
         return object.__new__(cls)
 
     def __init__(self, *args, # MADPOTrainer's arguments (agent_model, agents, num_agents, tokenizer, ...)
@@ -346,22 +348,10 @@ class MADPOIterTrainer(MADPOTrainer, _iterative.MADPOIterTrainer):
     "The reference's iterative MADPO trainer (CoMLRL 1.4.3) on comlrl's `MADPOIterTrainer` (`17e_iterative`), with MADPO's arguments."
     default_config_cls, algorithm_name = MADPOIterConfig, 'MADPOIter'
 
-_MARLHF_ITER_CLASSES = {}
-
 class MARLHFIterTrainer(MARLHFTrainer):
     "The reference's iterative MARLHF trainer (CoMLRL 1.4.3) on comlrl's `MARLHFIterTrainer` with the config's RL stage."
     default_config_cls, algorithm_name = MARLHFIterConfig, 'MARLHFIter'
-
-    def __new__(cls, *args, **kwargs):
-        if cls is MARLHFIterTrainer:
-            a = inspect.signature(MADPOTrainer.__init__).bind_partial(None, *args, **kwargs).arguments.get('args')
-            a = MARLHFIterConfig() if a is None else a
-            if not isinstance(a, MARLHFIterConfig): raise TypeError(f"MARLHFIterTrainer takes the reference's MARLHFIterConfig, got {type(a).__name__}")
-            if a.rl_algorithm not in _MARLHF_ITER_CLASSES:
-                _MARLHF_ITER_CLASSES[a.rl_algorithm] = type('MARLHFIterTrainer', (MARLHFIterTrainer, _iterative.marlhf_iter_trainer_class(a.rl_algorithm)),
-                                                            {'__module__': __name__, '__qualname__': 'MARLHFIterTrainer', '__doc__': MARLHFIterTrainer.__doc__})
-            cls = _MARLHF_ITER_CLASSES[a.rl_algorithm]
-        return object.__new__(cls)
+    native_class = staticmethod(_iterative.marlhf_iter_trainer_class)
 
     def __init__(self, *args, centralized_comparator_adapter=None, # the reference's centralised mode: not provided
                  **kwargs): # MARLHFTrainer's arguments
