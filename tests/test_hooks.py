@@ -38,6 +38,9 @@ def test_every_trainer_overrides_some_hook_and_the_hooks_exist():
 STAGED = {  # trainers whose algorithm is more than the loop's hooks, and the loop's calls each of them changes
     'MADPOTrainer': {'train', 'training_step'},  # the pair set collected before the loop; each step a DPO step on pairs, not a rollout
     'MARLHFTrainer': {'train', 'training_step'},  # stages 1-2 before the RL trainer's loop; the RL steps scored by its reward model
+    # the online versions (17e): a round's comparator pairs collected by the step that opens it, the steps split over the rounds
+    'MADPOIterTrainer': {'train', 'training_step', 'num_training_steps'},
+    'MARLHFIterTrainer': {'train', 'training_step', 'num_training_steps'},
 }
 
 
