@@ -34,7 +34,19 @@ def _notebooks():
         yield p
 
 
+@pytest.fixture
+def own_registries():
+    """Each notebook sees comlrl's registries of algorithms and environments as a fresh process has them: a notebook's
+    export cells register the classes they define (e.g. 11_magrpo's `MAGRPOTrainer`, in the notebook's namespace), and
+    in the one pytest process those would stay registered for the notebooks after it."""
+    from comlrl.core import ALGORITHMS, ENVIRONMENTS
+    for reg in (ALGORITHMS, ENVIRONMENTS): reg.find_builtins()
+    saved = [(reg, dict(reg._entries)) for reg in (ALGORITHMS, ENVIRONMENTS)]
+    yield
+    for reg, entries in saved: reg._entries.clear(); reg._entries.update(entries)
+
+
 @pytest.mark.parametrize('nb', list(_notebooks()), ids=lambda p: str(p.relative_to(NBS_PATH)))
-def test_notebook(nb):
+def test_notebook(nb, own_registries):
     ok, secs = run_nb(nb, skip_flags=SKIP_FLAGS, force_flags=FORCE_FLAGS, basepath=ROOT)
     assert ok, f'{nb.name} failed; the failing cell and its traceback are in the captured stderr above'
