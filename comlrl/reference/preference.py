@@ -299,6 +299,10 @@ def _round_kwargs(cfg) -> dict:
         raise NotImplementedError(f"{name}.comparator_generation_mode='centralized' is not provided by comlrl: use 'decentralized'")
     if comp == 'model' and cfg.comparator_model_name is None: raise ValueError(f"{name}.comparator_policy='model' needs comparator_model_name")
     if comp == 'api' and not cfg.comparator_api_url: raise ValueError(f"{name}.comparator_policy='api' needs comparator_api_url")
+    for field, why in (('comparator_agents', "comlrl's 'model' comparator is one model answering for every agent: set comparator_model_name"),
+                       ('comparator_api_key', "comlrl reads the key from an environment variable: name it in comparator_api_key_env"),
+                       ('comparator_num_candidates', "the comparator answers as many candidates as the team (preference_num_candidates)")):
+        if getattr(cfg, field) is not None: raise NotImplementedError(f"{name}.{field} is not provided by comlrl: {why}")
     return dict(num_rounds=cfg.num_iterations, comparator=comp, comparator_model_name_or_path=cfg.comparator_model_name,
                 comparator_history_round=-int(cfg.comparator_history_k or 1) if comp == 'history' else 0,
                 comparator_api_url=cfg.comparator_api_url, comparator_api_model=cfg.comparator_api_model,
