@@ -13,6 +13,7 @@ MANIFEST (see `results_dir` in nbs/09_results.ipynb); the agents' weights stay i
     python benchmarks/tldr_algorithms.py --algos magrpo --seeds 0 --out /tmp/one   # a single run
     python benchmarks/tldr_algorithms.py --algos macf --work /tmp/tldr_macf --out benchmarks/results/tldr_macf   # 16_counterfactual's runs
     python benchmarks/tldr_algorithms.py --algos madpo,marlhf --work /tmp/tldr_pref --out benchmarks/results/tldr_preference   # 17b/17c's runs
+    python benchmarks/tldr_algorithms.py --algos madpo,marlhf,madpo_iter --reuse --work /tmp/tldr_pref --out benchmarks/results/tldr_preference   # with 17e's
     python benchmarks/tldr_algorithms.py --seeds 0 --out /tmp/smoke --max_steps 1 --max_eval_samples 2   # other options go to comlrl train
 
 `--reuse` keeps the runs the work folder already holds: parts run as separate invocations (e.g. `--algos ippo,maremax`
@@ -35,6 +36,10 @@ SETTINGS['madpo'] = (_POSTS, "the pair set on 48 posts (the number the main job'
                      "per post: the main job's samples, and its sequences per update")
 SETTINGS['marlhf'] = (_POSTS + ['--scale_rewards', 'group'], "pairs as MADPO's, a reward model fitted to them, then the main job's MAGRPO "
                       "(its scale_rewards='group') on the frozen reward model")
+SETTINGS['madpo_iter'] = (['--train_split', 'train[:24]', '--num_rounds', '2', '--num_candidates', '2', '--num_pairs', '2'],
+                          "2 rounds on 24 posts, each post's 2 candidates of the current team against 2 of the team sampled again "
+                          "(comparator 'current'), 2 pairs per post: MADPO's 192 sampled joint actions and 96 pairs, half drawn "
+                          "by the team after its first 12 steps")
 ALSO = ('eval/rougeL/agent_1', 'eval/rougeL/agent_2')  # the reward scores form; ROUGE-L against the post's own TL;DR tracks content
 
 

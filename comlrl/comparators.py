@@ -499,7 +499,7 @@ def collect_comparisons(trainer, # an `MATrainer`: its agents, reward_func, form
     if len(ids) != B: raise ValueError(f"{len(ids)} item_indices for {B} items: give one per item")
     if B == 0: return PreferencePairs.from_records([]), {}
     kw = trainer.generation_kwargs()
-    with trainer.autocast(), trainer._gathered():
+    with trainer.autocast(), trainer.team_gathered():
         L = rollout(trainer.agents, items, trainer.reward_func, trainer.formatters, num_generations=K, joint_mode='align',
                     seeds=seeds, sampler=trainer.sampler, **kw).levels[0]
         cand = comparator.candidates([[nd.prompts[i] for nd in L.nodes] for i in range(n)], K, seeds, **kw)

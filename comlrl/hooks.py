@@ -26,6 +26,8 @@ HOOKS: list[Hook] = [
     Hook('config_class', None, 'a config dataclass', 'when the trainer is built without args=', 'MAConfig'),
     Hook('needs_greedy_baseline', None, 'bool', 'each rollout: also generate and score the greedy joint action', 'False'),
     Hook('setup_models', {}, 'None', 'once, after the agents are loaded, before the optimizers', 'nothing'),
+    Hook('reference_models', {}, 'one nn.Module or None per agent', 'once, after setup_models: the frozen references (`ref_models`)',
+         'beta > 0: a frozen copy of a fully fine-tuned agent, None for LoRA (its adapter off); beta = 0: None'),
     Hook('team_modules', {}, '{name: nn.Module}', 'sharded runs: once, after setup_models; and at each sharded checkpoint',
          "each agent's model (a shared base once)"),
     Hook('optimizer_groups', {'agent': 'int'}, "[{'name', 'params'[, 'lr']}]", "once, building agent i's AdamW",
@@ -58,7 +60,8 @@ HOOKS: list[Hook] = [
 ]
 
 TRAINER_CALLS: dict[str, str] = {  # MATrainer's other public names: what a hook may call, the loop's own steps, the user's API
-    **dict.fromkeys(('autocast', 'backward_loss', 'reference_logps', 'num_training_steps', 'generation_kwargs', 'importance_weights'),
+    **dict.fromkeys(('autocast', 'backward_loss', 'reference_logps', 'num_training_steps', 'generation_kwargs', 'importance_weights',
+                     'team_gathered', 'row_chunks', 'unit_forward'),
                     'a hook may call it'),
     **dict.fromkeys(('collect_rollout', 'training_step', 'backward', 'optimizer_step', 'summarise', 'log'), 'a step of the loop'),
     **dict.fromkeys(('train', 'evaluate', 'save_model', 'load_agent_weights', 'save_checkpoint', 'load_checkpoint', 'finish_loggers',

@@ -163,7 +163,7 @@ def collect_pairs(trainer, # an `MATrainer`: its agents, reward_func, formatters
     ids = list(range(B)) if item_indices is None else [int(j) for j in item_indices]
     if len(ids) != B: raise ValueError(f"{len(ids)} item_indices for {B} items: give one per item")
     if B == 0: return PreferencePairs(*([] for _ in _PAIR_FIELDS))
-    with trainer.autocast(), trainer._gathered():
+    with trainer.autocast(), trainer.team_gathered():
         L = rollout(trainer.agents, items, trainer.reward_func, trainer.formatters, num_generations=K, joint_mode='align',
                     seeds=seeds, sampler=trainer.sampler, **trainer.generation_kwargs()).levels[0]
     R, out = L.rewards.total.view(B, K), []

@@ -166,7 +166,7 @@ class MATrainer:
         self.sampler = sampler if sampler is not None else make_sampler(self.args, self.agents)  # Hugging Face generate, or vLLM
         self._prepare_agents()
         self.setup_models()
-        self._ref_models = self._reference_models()
+        self.ref_models = self.reference_models()
         self._shard_team()  # sharded runs (fsdp, 03b_distributed): FSDP2 over the processes, before the optimizers
         self._setup_optimizers()
         self._setup_precision()
@@ -208,7 +208,7 @@ def _prepare_agents(self: MATrainer):
 
 # %% ../nbs/04_trainer.ipynb #c598a07b
 @patch
-def _reference_models(self: MATrainer) -> list:
+def reference_models(self: MATrainer) -> list:
     "The frozen reference policies (beta > 0): LoRA agents disable their adapter, full agents get a copy."
     if self.args.beta == 0: return [None] * len(self.agents)
     return [None if a.adapter is not None else copy.deepcopy(a.model).eval().requires_grad_(False) for a in self.agents]
@@ -302,13 +302,13 @@ def _shard_team(self: MATrainer):
     "Shard `team_modules` and the reference copies with FSDP2 when the run asks for it (`sharding_plan`). Raises `ValueError` for fp16 or vLLM."
     a = self.args
     self.sharding = plan = sharding_plan(self.accelerator, a.fsdp, a.fsdp_config)  # None: not sharded
-    self._sharded = [*self.team_modules().values(), *(r for r in self._ref_models if r is not None)] if plan else []
+    self._sharded = [*self.team_modules().values(), *(r for r in self.ref_models if r is not None)] if plan else []
     if plan and a.fp16: raise ValueError("fp16=True with a sharded team: the loss scaler does not unscale sharded gradients; use bf16=True")
     if plan and a.use_vllm: raise ValueError("use_vllm=True with a sharded team is not supported yet: use one or the other")
     for m in self._sharded: shard_model(m, plan)
 
 @patch
-def _gathered(self: MATrainer, stats: Optional[dict] = None): # metric lists: the gather's seconds go to 'seconds_gathering'
+def team_gathered(self: MATrainer, stats: Optional[dict] = None): # metric lists: the gather's seconds go to 'seconds_gathering'
     "The context of forwards without gradient: sharded, the team and its reference copies whole (`gathered`, once); otherwise nothing."
     return gathered(self._sharded, self.sharding.reshard_after_forward, stats) if self.sharding else contextlib.nullcontext()
 
@@ -354,6 +354,16 @@ class UnitForward:
                 self.averaged.add(unit)
                 return ddp(fn, *args, **kwargs)
             with self.no_sync(ddp): return ddp(fn, *args, **kwargs)
+
+# %% ../nbs/04_trainer.ipynb #d5f8bee5
+@patch
+def unit_forward(self: MATrainer, agent: int, # the agent whose micro-batch runs
+                 last: bool, # its last micro-batch of the step: the gradient units it is the last agent to touch are averaged
+                ) -> UnitForward:
+    "The `forward` a `chunk_backward` of agent i runs its forwards through (`UnitForward`); `.average` names the units it averages."
+    return UnitForward(self._ddp, {u for u, j in self._unit_last_agent.items() if last and j == agent and u in self._ddp},
+                       self.autocast, self.accelerator.no_sync)
+
 
 # %% ../nbs/04_trainer.ipynb #180768f3
 @patch
@@ -477,7 +487,7 @@ def reference_logps(self: MATrainer, agent: int, # which agent
     a, ag = self.args, self.agents[agent]
     args = (gen.prompt_ids, gen.prompt_mask, gen.completion_ids)
     kw = dict(temperature=a.temperature, micro_batch_size=a.micro_batch_size, num_generations=gen.num_generations, top_k=0)
-    if ag.adapter is None: return completion_logprobs(self._ref_models[agent], *args, **kw)
+    if ag.adapter is None: return completion_logprobs(self.ref_models[agent], *args, **kw)
     with ag.reference(): return completion_logprobs(ag.model, *args, **kw)
 
 # %% ../nbs/04_trainer.ipynb #7489e7b5
@@ -502,7 +512,7 @@ def minibatches(self: MATrainer, groups: list, # the step's advantage groups, (r
 
 # %% ../nbs/04_trainer.ipynb #26066abe
 @patch
-def _chunks(self: MATrainer, n: int, num_generations: int) -> list[slice]:
+def row_chunks(self: MATrainer, n: int, num_generations: int) -> list[slice]:
     "Row slices of at most micro_batch_size rows, in whole groups of K (so the K samples can share their prompt)."
     K = num_generations
     step = max(K, (self.args.micro_batch_size or n) // K * K)
@@ -623,7 +633,7 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
     counts = global_sum(self.accelerator, torch.tensor([[sum(len(rows) for *_, rows in p), sum(int(g.completion_mask[rows].sum()) for _, _, g, rows in p)]
                                                         for p in pieces]))  # [n, 2] samples and tokens of the whole batch
     averaged = set()  # the gradient units whose gradients were averaged across processes
-    chunk_lists = [[(r, l, gen, rows[sl]) for r, l, gen, rows in pieces[i] for sl in self._chunks(len(rows), K)] for i in range(n)]
+    chunk_lists = [[(r, l, gen, rows[sl]) for r, l, gen, rows in pieces[i] for sl in self.row_chunks(len(rows), K)] for i in range(n)]
     most = most_counts(self.accelerator, [len(c) for c in chunk_lists], self.sharding)  # sharded: as many forwards as any process
     for i in range(n):
         denom = loss_denominator(int(counts[i, 0]), int(counts[i, 1]), a.loss_type, a.max_completion_length) / W
@@ -633,8 +643,7 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
         sums = {}
         for c, (r, l, gen, rows) in enumerate(chunks + chunks[:1] * (most[i] - len(chunks))):  # padding: loss times 0 (denom inf)
             last = c == len(chunks) - 1  # this agent's last micro-batch: the units it is the last to touch are averaged
-            forward = UnitForward(self._ddp, {u for u, j in self._unit_last_agent.items() if last and j == i}, self.autocast,
-                                  self.accelerator.no_sync)
+            forward = self.unit_forward(i, last)
             got = self.chunk_backward(i, gen, rows, tensors[r][i][l], targets[r][i][l], denom if c < len(chunks) else math.inf, forward)
             for k, v in (got.items() if c < len(chunks) else ()): sums[k] = sums.get(k, 0.0) + v
             averaged |= forward.averaged
@@ -654,7 +663,7 @@ def training_step(self: MATrainer, batches: list[list], # gradient_accumulation_
     "One training step: rollouts, what they need computed once, advantages, then `num_iterations` epochs of minibatch updates."
     t0, a, stats = time.perf_counter(), self.args, {}
     seeds = seeds if seeds is not None else [None] * len(batches)
-    with self.autocast(), self._gathered(stats):  # the update's forwards enter autocast in their `UnitForward`; sharded: the team whole
+    with self.autocast(), self.team_gathered(stats):  # the update's forwards enter autocast in their `UnitForward`; sharded: the team whole
         rollouts = self.last_rollouts = [self.collect_rollout(items, s) for items, s in zip(batches, seeds)]
         for ro in rollouts: self._rollout_stats(ro, stats)  # what every algorithm logs
         tensors = [self.rollout_tensors(ro) for ro in rollouts]
@@ -797,7 +806,7 @@ def evaluate(self: MATrainer, eval_dataset=None, # items; default: the trainer's
     stats, extra, records = {}, [], []
     bar = tqdm(total=len(share), desc=progress if isinstance(progress, str) else 'evaluation', unit='item', dynamic_ncols=True,
                leave=False, disable=not progress or not acc.is_main_process)
-    with self._gathered():  # sharded: the team whole for the whole evaluation (the processes' batch counts differ)
+    with self.team_gathered():  # sharded: the team whole for the whole evaluation (the processes' batch counts differ)
         for s in range(share.start, share.stop, a.per_device_eval_batch_size):
             items = [ds[j] for j in range(s, min(s + a.per_device_eval_batch_size, share.stop))]
             with self.autocast():

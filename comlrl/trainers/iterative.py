@@ -108,7 +108,7 @@ def collect_comparator_pairs(trainer, # an `MATrainer` with a MADPOIter-like con
     if len(ids) != B: raise ValueError(f"{len(ids)} item_indices for {B} items: give one per item")
     if B == 0: return [], [], []
     kw = trainer.generation_kwargs()
-    with trainer.autocast(), trainer._gathered():
+    with trainer.autocast(), trainer.team_gathered():
         L = rollout(agents, items, trainer.reward_func, trainer.formatters, num_generations=K, joint_mode='align', seeds=seeds,
                     sampler=trainer.sampler, **kw).levels[0]
         prompts = [[L.nodes[b].prompts[i] for b in range(B)] for i in range(n)]

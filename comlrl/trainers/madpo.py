@@ -85,9 +85,9 @@ class MADPOTrainer(MATrainer):
     config_class = MADPOConfig
     pairs: Optional[PreferencePairs] = None  # the pair set, once `train()` built or loaded it
 
-    def _reference_models(self) -> list:
+    def reference_models(self) -> list:
         "No reference when reference-free; else the RL trainers' (LoRA: the base with the adapter off; full agents: a frozen copy)."
-        return [None] * len(self.agents) if self.args.reference_free else super()._reference_models()
+        return [None] * len(self.agents) if self.args.reference_free else super().reference_models()
 
 register_algorithm('madpo', MADPOTrainer)  # comlrl train --algo madpo
 
@@ -130,7 +130,7 @@ def pair_logps(self: MADPOTrainer, agent: int, # which agent
     kw = dict(micro_batch_size=a.micro_batch_size, num_generations=2)
     if reference:
         with torch.no_grad():
-            if ag.adapter is None: lp = completion_logprobs(self._ref_models[agent], p_ids, p_mask, c_ids, **kw)
+            if ag.adapter is None: lp = completion_logprobs(self.ref_models[agent], p_ids, p_mask, c_ids, **kw)
             else:
                 with ag.reference(): lp = completion_logprobs(ag.model, p_ids, p_mask, c_ids, **kw)
     elif forward is not None: lp = forward(ag.name, completion_logprobs, ag.policy(), p_ids, p_mask, c_ids, num_generations=2)
@@ -174,13 +174,13 @@ def _agent_backward(self: MADPOTrainer, i: int, # the agent
     "Backpropagate agent i's share of its loss, micro-batch by micro-batch: each pair's loss × W / total, averaged over the W processes."
     a, acc = self.args, self.accelerator
     W, lw, ll, rw, rl = acc.num_processes, *logps
-    work = [(pairs[s.start // 2:s.stop // 2], slice(s.start // 2, s.stop // 2)) for s in self._chunks(2 * len(pairs), 2)]
+    work = [(pairs[s.start // 2:s.stop // 2], slice(s.start // 2, s.stop // 2)) for s in self.row_chunks(2 * len(pairs), 2)]
     if not work and W > 1: work = [(self.pairs[:1], None)]  # none here, some elsewhere: a forward whose loss is 0 joins the average
-    units = {u for u, j in self._unit_last_agent.items() if j == i and u in self._ddp}
+    units = self.unit_forward(i, last=True).average  # the gradient units agent i's last micro-batch averages
     averaged, modules = set(), self.trained_modules(i)
     for m in modules: m.train()
     for c, (chunk, sl) in enumerate(work):
-        forward = UnitForward(self._ddp, units if c == len(work) - 1 else set(), self.autocast, acc.no_sync)
+        forward = self.unit_forward(i, last=c == len(work) - 1)
         own_w, own_l = self.pair_logps(i, chunk, forward=forward)
         if sl is None: loss = (own_w - own_l).sum() * 0.0
         else:
