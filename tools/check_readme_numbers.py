@@ -38,7 +38,7 @@ class Results:
     def __init__(self, root: Path):
         self.root = root
         self.tldr = {}  # label -> (summary entry, folder of its runs)
-        for name in ('tldr_algorithms', 'tldr_macf'):
+        for name in ('tldr_algorithms', 'tldr_macf', 'tldr_preference'):  # the RL trainers, MACF, the preference trainers
             for algo in json.loads((root / name / 'summary.json').read_text())['algorithms'].values():
                 self.tldr[algo['label']] = (algo, root / name)
 
@@ -142,7 +142,8 @@ def claims(res: Results) -> list:
     a string must be the text README shows, a float its value."""
     magrpo, words = res.runs('MAGRPO'), lambda k: [held_out(r, k) for r in res.runs('MAGRPO')]
     algo = lambda label: res.tldr[label][0]
-    all_rises = [mean(res.rises(l)) for l in res.tldr]
+    all_rises = [mean(res.rises(l)) for l, (_, d) in res.tldr.items() if d.name != 'tldr_preference']  # the six RL trainers
+    pref = [l for l, (_, d) in res.tldr.items() if d.name == 'tldr_preference']  # MADPO, MARLHF, MADPOIter
     job, base, _ = res.code()
     solo = next(r for r in base if r['team'] == 'untrained' and r['strategy'] == 'single' and r['max_completion_length'] == 128)
     lr2 = res.code('coophumaneval_5e-4')
@@ -158,6 +159,9 @@ def claims(res: Results) -> list:
          [f'{mean([first_train_reward(r) for r in magrpo]):.1f}', f3(held_out(magrpo[0])[0])], 'tldr_algorithms/magrpo: reward, eval/reward'),
         (r'its CPU\s+minutes were (\d+–\d+) per run', [rng(algo('MACF')['cpu_minutes'])], 'tldr_macf/summary.json'),
         (r'their mean rises \(([+\-][\d.]+) to ([+\-][\d.]+)\)', [f'{min(all_rises):+.2f}', f'{max(all_rises):+.2f}'], 'the runs of tldr_algorithms and tldr_macf'),
+        (r'preference trainers[^.]*?mean rises of ([+\-][\d.]+) to ([+\-][\d.]+)',
+         [f'{min(mean(res.rises(l)) for l in pref):+.2f}', f'{max(mean(res.rises(l)) for l in pref):+.2f}'], 'the runs of tldr_preference'),
+        (r'other jobs \(CPU minutes (\d+–\d+) per run\)', [rng([c for l in pref for c in algo(l)['cpu_minutes']])], 'tldr_preference/summary.json'),
         (r"IPPO's\s+critics half, and ([\d.]+) GiB of memory",
          [f"{(max(algo('IPPO')['peak_mib']) - max(algo('MAGRPO')['peak_mib'])) / 1024:.1f}"], 'tldr_algorithms/summary.json'),
         (r'one untrained agent alone scores ([\d.]+)', [f3(solo['reward'])], 'coophumaneval_main/baselines.json'),
