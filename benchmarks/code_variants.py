@@ -11,18 +11,24 @@ eval split), this prints and writes:
 - `tests`: the share of the held-out tests passed (`eval/reward/pass_rate`), `pass@1`, and the held-out reward
   (under the variant's own reward weights: rewards of variants with other weights are not comparable);
 - `solo tests`: the same share for the solo agent of that seed, where the variant has one (else the main job's, when
-  --solo_from names a folder that has one).
+  --solo_from names a folder that has one);
+- `aux used before`: `aux used` of the same team before training (the run's first evaluation, step 0), which shows
+  what a variant's prompts do on their own;
+- where DIR/cooperation.json exists (`benchmarks/cooperation.py --parts trained,untrained`), `31_cooperation`'s
+  measurements of the trained team: the helper's and the main agent's counterfactual drops (answer emptied), the team
+  against its better member alone, and the drop when the roles are swapped.
 
     export COMLRL_MODEL_DIR=../shared/models COMLRL_DATA_DIR=../shared/data
     python benchmarks/code_variants.py main=benchmarks/results/coophumaneval_main gate_syntax=benchmarks/results/coophumaneval_gate_syntax \\
         --solo_from benchmarks/results/coophumaneval_main --out benchmarks/results/code_variants
 """
-import argparse, json, statistics, sys
+import argparse, json, shutil, statistics, sys
 from pathlib import Path
 
 from comlrl.core import make_env
 from comlrl.envs.code import parse_code
 from comlrl.envs.codegen import aux_usage
+from keep_results import ROOT, command_line, keep_run
 
 
 def seed_dirs(d: Path) -> list:
@@ -47,11 +53,11 @@ def eval_items(run: Path) -> list:
     return _items[key]
 
 
-def aux_shares(run: Path) -> tuple:
-    "(called, used): shares of the held-out problems whose main function (agent 2's answer after training) calls `aux`, and uses its value."
+def aux_shares(run: Path, first: bool = False) -> tuple:
+    "(called, used): shares of the held-out problems whose main function (agent 2's answer after training, or before with `first`) calls `aux`, and uses its value."
     rows = [json.loads(l) for l in (run / 'eval_completions.jsonl').read_text().splitlines() if l.strip()]
-    last = max(r['step'] for r in rows)
-    rows = [r for r in rows if r['step'] == last and r.get('turn', 0) == 0]
+    step = (min if first else max)(r['step'] for r in rows)
+    rows = [r for r in rows if r['step'] == step and r.get('turn', 0) == 0]
     items = eval_items(run)
     fns = [parse_code(r['completions'][-1]).function(items[r['item']]['entry_point']) for r in rows]
     usage = [aux_usage(fn) for fn in fns if fn is not None]  # no main function: it calls nothing
@@ -63,19 +69,25 @@ def variant_rows(name: str, d: Path, solo_from: Path = None) -> list:
     runs = seed_dirs(d)
     if not runs: raise SystemExit(f"{d} holds no finished runs (seed-<s>/run.json)")
     solo = {p.name: p for p in seed_dirs(d / 'solo') or (seed_dirs(solo_from / 'solo') if solo_from else [])}
+    coop = {r['run']: r for r in json.loads((d / 'cooperation.json').read_text())['runs']} if (d / 'cooperation.json').is_file() else {}
     out = []
     for run in runs:
         ev, (called, used) = final_eval(run), aux_shares(run)
         row = {'variant': name, 'seed': int(run.name.split('-')[1]), 'aux_called': called, 'aux_used': used,
+               'aux_used_before': aux_shares(run, first=True)[1],
                'tests': ev['eval/reward/pass_rate'], 'pass@1': ev['eval/pass@1'], 'reward': ev['eval/reward'],
                'cooperation': ev['eval/reward/cooperation'], 'minutes': json.loads((run / 'run.json').read_text()).get('seconds', 0) / 60}
         if run.name in solo: row['solo_tests'] = final_eval(solo[run.name])['eval/reward/pass_rate']
+        if (c := coop.get(run.name, {}).get('trained')):
+            row.update({'drop_helper': c['coop/counterfactual_drop/agent_0'], 'drop_main': c['coop/counterfactual_drop/agent_1'],
+                        'team_vs_best_solo': c['coop/team_vs_best_solo'], 'role_swap_drop': c['coop/role_swap_drop']})
         out.append(row)
     return out
 
 
 def table(rows: list) -> str:
-    cols = ['variant', 'seed', 'aux_called', 'aux_used', 'tests', 'solo_tests', 'pass@1', 'reward', 'cooperation', 'minutes']
+    cols = ['variant', 'seed', 'aux_used_before', 'aux_called', 'aux_used', 'tests', 'solo_tests', 'pass@1', 'reward', 'cooperation',
+            'drop_helper', 'drop_main', 'team_vs_best_solo', 'role_swap_drop', 'minutes']
     fmt = lambda v: f'{v:.3f}' if isinstance(v, float) else '—' if v is None else str(v)
     lines = ['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)]
     lines += ['| ' + ' | '.join(fmt(r.get(c)) for c in cols) + ' |' for r in rows]
@@ -93,19 +105,28 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('variants', nargs='+', help='NAME=DIR, one per variant')
     p.add_argument('--solo_from', default=None, help='a folder whose solo/seed-<s> runs stand for variants that have none')
-    p.add_argument('--out', default=None, help='write variants.json and variants.md here')
+    p.add_argument('--out', default=None, help="write variants.json and variants.md here, and keep what the pages read of each "
+                   "variant's runs outside the repository's results (logs, answers, cooperation.json) in OUT/<variant>/, with a MANIFEST")
     a = p.parse_args()
-    rows = []
+    rows, dirs = [], {}
     for v in a.variants:
         name, eq, d = v.partition('=')
         if not eq: sys.exit(f"variants are NAME=DIR, got {v!r}")
+        dirs[name] = Path(d)
         rows += variant_rows(name, Path(d), Path(a.solo_from) if a.solo_from else None)
     md = table(rows)
     print(md)
     if a.out:
         out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+        kept = ['variants.json', 'variants.md']
+        for name, d in dirs.items():
+            if d.resolve().is_relative_to(ROOT / 'benchmarks' / 'results'): continue  # committed already (e.g. the main job)
+            for run in seed_dirs(d): kept += keep_run(run, out, f'{name}/{run.name}')
+            if (d / 'cooperation.json').is_file():
+                shutil.copyfile(d / 'cooperation.json', out / name / 'cooperation.json'); kept.append(f'{name}/cooperation.json')
         (out / 'variants.json').write_text(json.dumps(rows, indent=1) + '\n')
-        (out / 'variants.md').write_text(f"# python benchmarks/code_variants.py {' '.join(sys.argv[1:])}\n\n{md}\n")
+        (out / 'variants.md').write_text(f"# {command_line('code_variants.py', sys.argv[1:])}\n\n{md}\n")
+        (out / 'MANIFEST').write_text(f"# written by {command_line('code_variants.py', sys.argv[1:])}\n" + '\n'.join(kept) + '\n')
 
 
 if __name__ == '__main__':

@@ -38,13 +38,16 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--runs', nargs='+', required=True, help='run folders (comlrl train output_dir)')
     p.add_argument('--out', required=True, help='the JSON file to write')
+    p.add_argument('--parts', default=','.join(PARTS), help=f"which teams to score, comma-separated (default: all of {', '.join(PARTS)})")
     a = p.parse_args()
+    parts = a.parts.split(',')
+    if bad := [x for x in parts if x not in PARTS]: sys.exit(f"--parts takes {', '.join(PARTS)}; got {', '.join(bad)}")
     out = Path(a.out)
     done = {r['run']: r for r in json.loads(out.read_text())['runs']} if out.is_file() else {}
     records = []
     for r in map(Path, a.runs):
         rec = done.get(r.name, {'run': r.name})
-        for part, score in PARTS.items():
+        for part, score in ((x, PARTS[x]) for x in parts):
             if part == 'untrained' and records: continue  # the run's model before training is the same for every seed: scored once
             if part not in rec: rec[part] = score(r)
         print(json.dumps(rec), flush=True)

@@ -46,7 +46,24 @@ def own_registries():
     for reg, entries in saved: reg._entries.clear(); reg._entries.update(entries)
 
 
+@pytest.fixture
+def shell_released(monkeypatch):
+    """Each notebook's IPython shell is reset right after the notebook, not at the process's exit: every shell registers
+    `atexit_operations` (a reset that collects garbage), and with all the notebooks' shells alive until exit those
+    resets took about 90 s after the last test. Other atexit hooks pass through to `atexit` as they are."""
+    import atexit
+    from IPython.core.interactiveshell import InteractiveShell
+    real, shells = atexit.register, []
+    def register(f, *args, **kwargs):
+        if isinstance(getattr(f, '__self__', None), InteractiveShell) and f.__name__ == 'atexit_operations': shells.append(f)
+        else: real(f, *args, **kwargs)
+        return f
+    monkeypatch.setattr(atexit, 'register', register)
+    yield
+    for f in shells: f()
+
+
 @pytest.mark.parametrize('nb', list(_notebooks()), ids=lambda p: str(p.relative_to(NBS_PATH)))
-def test_notebook(nb, own_registries):
+def test_notebook(nb, own_registries, shell_released):
     ok, secs = run_nb(nb, skip_flags=SKIP_FLAGS, force_flags=FORCE_FLAGS, basepath=ROOT)
     assert ok, f'{nb.name} failed; the failing cell and its traceback are in the captured stderr above'
