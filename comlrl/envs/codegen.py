@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['COOPERATION_GATES', 'PROMPT_STYLES', 'TestSuite', 'item_tests', 'prompt_context', 'mbpp_item', 'AuxUsage',
-           'aux_usage', 'CodeFeedback', 'CodeRewardWeights', 'check_joint', 'grade_tests', 'CodeGenEnv', 'HumanEvalEnv',
-           'CoopHumanEvalEnv', 'MBPPEnv']
+           'aux_usage', 'CodeFeedback', 'CodeRewardWeights', 'check_joint', 'grade_tests', 'CodeGenEnv', 'call_args',
+           'HumanEvalEnv', 'CoopHumanEvalEnv', 'MBPPEnv']
 
 # %% ../../nbs/22_codegen.ipynb #6dfad066
 import ast, builtins, dataclasses, re
@@ -176,7 +176,7 @@ class CodeFeedback(Feedback):
 
 # %% ../../nbs/22_codegen.ipynb #89c9db96
 COOPERATION_GATES = ('tests', 'syntax')
-PROMPT_STYLES = ('reference', 'owned')  # `CodeGenEnv(prompt_style=)`: the reference's role prompts, or ones naming who owns which part
+PROMPT_STYLES = ('reference', 'owned', 'skeleton')  # `CodeGenEnv(prompt_style=)`: the reference's role prompts, ones naming who owns which part, or those with a skeleton that calls `aux`
 
 @dataclass
 class CodeRewardWeights:
@@ -306,7 +306,7 @@ class CodeGenEnv(CodeEnv):
     train_split: Optional[str] = None  # what `comlrl train` trains on by default
     eval_split: Optional[str] = None  # ...and evaluates on
     feedback_class, tested = CodeFeedback, "the team's code was run"
-    prompt_style: str = 'reference'  # 'reference': `prompt_templates` as they are; 'owned': with `style_templates['owned']`
+    prompt_style: str = 'reference'  # 'reference': `prompt_templates` as they are; else reworded by `style_templates[prompt_style]`
 
     def __init__(self, num_agents: int = 2, # 2: helper + main; 1: one agent writes the function
                  dataset: Optional[str] = None, # hub dataset name; None: the class's (`hub_path`)
@@ -318,7 +318,7 @@ class CodeGenEnv(CodeEnv):
                  max_feedback_tests: int = 3, # failing tests shown to the agents in the next turn
                  weights: Optional[CodeRewardWeights] = None, # the reward levels' weights (None: the defaults)
                  cooperation_gate: Optional[str] = None, # sets `weights.cooperation_gate` ('tests' or 'syntax'); None: keep it
-                 prompt_style: Optional[str] = None, # 'owned': the prompts name the part each agent owns; None: the class's ('reference')
+                 prompt_style: Optional[str] = None, # 'owned': the prompts name the part each agent owns; 'skeleton': and show main a skeleton calling `aux`; None: the class's ('reference')
                 ):
         if num_agents not in (1, 2): raise ValueError(f"num_agents must be 1 (solo) or 2 (aux + main), got {num_agents}")
         if max_feedback_tests < 0: raise ValueError(f"max_feedback_tests must be >= 0, got {max_feedback_tests}")
@@ -376,7 +376,7 @@ def load_dataset(self: CodeGenEnv, split: Optional[str] = None, # e.g. 'test' or
 def _load_offline(self: CodeGenEnv, path: Path, split: str): return load_task_dataset(data_files=path, split=split)
 
 # %% ../../nbs/22_codegen.ipynb #9c0d1e22
-CodeGenEnv.prompt_templates = {  # role -> its prompt, filled by `role_prompt` (fields: entry_point, prompt, problem)
+CodeGenEnv.prompt_templates = {  # role -> its prompt, filled by `role_prompt` (fields: entry_point, prompt, problem, args)
     'problem': ("Problem:\n{prompt}\n\nAnswer with one ```python block that defines `{entry_point}` (with any imports it "
                 "needs), no tests or example calls."),
     'aux': ("Write a short Python helper function named `aux` for the task below: it computes one useful part of the task "
@@ -402,6 +402,23 @@ CodeGenEnv.style_templates = {  # prompt_style -> the roles it rewords (the othe
                  "needed). Do not define `aux` yourself.\n\n{problem}"),
     },
 }
+CodeGenEnv.style_templates['skeleton'] = {  # 'owned', and the main agent completes a skeleton that calls `aux`
+    'aux': CodeGenEnv.style_templates['owned']['aux'],
+    'main': ("You are the main programmer in a team of two. Implement the Python function `{entry_point}` below, keeping "
+             "its name and parameters. Your teammate's helper `aux({args})` computes the core result; it is already defined "
+             "when your code runs. Complete this skeleton: handle the edge cases yourself, then call `aux` and use its "
+             "result. Do not define `aux` yourself.\n\n```python\ndef {entry_point}({args}):\n    # edge cases first\n"
+             "    result = aux({args})\n    return result\n```\n\n{problem}"),
+}
+
+def call_args(item: dict) -> str:
+    "The entry point's parameter names as its call passes them ('x, *rest'), read from the item's prompt; '...' if it does not parse."
+    fn = parse_code(item['prompt'], extract=False).function(item['entry_point'])
+    if fn is None: return '...'
+    a = fn.args
+    return ', '.join([p.arg for p in a.posonlyargs + a.args] + ([f'*{a.vararg.arg}'] if a.vararg else []) +
+                     [f'{p.arg}={p.arg}' for p in a.kwonlyargs] + ([f'**{a.kwarg.arg}'] if a.kwarg else []))
+
 
 @patch
 def role_prompt(self: CodeGenEnv, role: str, # a key of `prompt_templates`: 'aux', 'main' or 'single'
@@ -409,7 +426,7 @@ def role_prompt(self: CodeGenEnv, role: str, # a key of `prompt_templates`: 'aux
                ) -> str:
     "`prompt_templates[role]` (reworded by `style_templates[prompt_style]`) filled with the item's `entry_point`, its fenced `prompt` and the filled `'problem'` template."
     templates = {**self.prompt_templates, **self.style_templates.get(self.prompt_style, {})}
-    fields = dict(entry_point=item['entry_point'], prompt=fence(item['prompt']))
+    fields = dict(entry_point=item['entry_point'], prompt=fence(item['prompt']), args=call_args(item))
     return templates[role].format(problem=templates['problem'].format(**fields), **fields)
 
 # %% ../../nbs/22_codegen.ipynb #385c0af9
