@@ -6,6 +6,8 @@ call `aux` and that use its value (`aux_usage`), the team's reward (reference we
 
     export COMLRL_MODEL_DIR=../shared/models COMLRL_DATA_DIR=../shared/data
     OMP_NUM_THREADS=1 python benchmarks/code_prompt_probe.py --styles reference,owned,skeleton --out benchmarks/results/code_variants/prompt_probe.json
+
+(run it before `code_variants.py --out benchmarks/results/code_variants`, whose MANIFEST lists it).
 """
 import argparse, json, sys, time
 from pathlib import Path

@@ -31,9 +31,14 @@ from comlrl.envs.codegen import aux_usage
 from keep_results import ROOT, command_line, keep_run
 
 
+def finished(run: Path) -> bool:
+    "A run that finished: its run.json (written at the start) has the run's duration (added at the end)."
+    return (run / 'run.json').is_file() and 'seconds' in json.loads((run / 'run.json').read_text())
+
+
 def seed_dirs(d: Path) -> list:
-    "The runs d/seed-<s> that finished (they have run.json), in seed order."
-    return sorted((p for p in d.glob('seed-*') if (p / 'run.json').is_file()), key=lambda p: int(p.name.split('-')[1]))
+    "The runs d/seed-<s> that finished, in seed order."
+    return sorted((p for p in d.glob('seed-*') if finished(p)), key=lambda p: int(p.name.split('-')[1]))
 
 
 def final_eval(run: Path) -> dict:
@@ -67,7 +72,7 @@ def aux_shares(run: Path, first: bool = False) -> tuple:
 def variant_rows(name: str, d: Path, solo_from: Path = None) -> list:
     "One row per seed of the variant in folder d."
     runs = seed_dirs(d)
-    if not runs: raise SystemExit(f"{d} holds no finished runs (seed-<s>/run.json)")
+    if not runs: raise SystemExit(f"{d} holds no finished runs (seed-<s>/run.json with the run's seconds)")
     solo = {p.name: p for p in seed_dirs(d / 'solo') or (seed_dirs(solo_from / 'solo') if solo_from else [])}
     coop = {r['run']: r for r in json.loads((d / 'cooperation.json').read_text())['runs']} if (d / 'cooperation.json').is_file() else {}
     out = []
@@ -124,6 +129,7 @@ def main():
             for run in seed_dirs(d): kept += keep_run(run, out, f'{name}/{run.name}')
             if (d / 'cooperation.json').is_file():
                 shutil.copyfile(d / 'cooperation.json', out / name / 'cooperation.json'); kept.append(f'{name}/cooperation.json')
+        kept += [f.name for f in sorted(out.glob('*.json')) if f.name != 'variants.json']  # e.g. code_prompt_probe.py's, kept beside
         (out / 'variants.json').write_text(json.dumps(rows, indent=1) + '\n')
         (out / 'variants.md').write_text(f"# {command_line('code_variants.py', sys.argv[1:])}\n\n{md}\n")
         (out / 'MANIFEST').write_text(f"# written by {command_line('code_variants.py', sys.argv[1:])}\n" + '\n'.join(kept) + '\n')

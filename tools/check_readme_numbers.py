@@ -147,6 +147,11 @@ def claims(res: Results) -> list:
     job, base, _ = res.code()
     solo = next(r for r in base if r['team'] == 'untrained' and r['strategy'] == 'single' and r['max_completion_length'] == 128)
     lr2 = res.code('coophumaneval_5e-4')
+    variants = json.loads((res.root / 'code_variants' / 'variants.json').read_text())
+    tried = [r for r in variants if r['variant'] not in ('main', 'skeleton_syntax')]  # the variants of the main job, 3 seeds each
+    macf = [r for r in variants if r['variant'] == 'macf']
+    probe = {(r['style'], r['answers_from'] == 'greedy'): r for r in json.loads((res.root / 'code_variants' / 'prompt_probe.json').read_text())['rows']}
+    count = lambda r, k: f"{round(r[k] * r['answers'])}"
     c = _preset().config_kwargs('tldr')
     rng = lambda xs: f'{round(min(xs))}–{round(max(xs))}'
     return [
@@ -166,6 +171,14 @@ def claims(res: Results) -> list:
          [f"{(max(algo('IPPO')['peak_mib']) - max(algo('MAGRPO')['peak_mib'])) / 1024:.1f}"], 'tldr_algorithms/summary.json'),
         (r'one untrained agent alone scores ([\d.]+)', [f3(solo['reward'])], 'coophumaneval_main/baselines.json'),
         (r'\((\d+–\d+) CPU minutes per seed\)', [rng(job['cpu_minutes'])], 'coophumaneval_main/seeds.json'),
+        (r'In all (\d+) of their seeds the trained main function\s+calls `aux` on (none) of the 16',
+         [f'{len(tried)}', 'none' if not any(r['aux_used'] for r in tried) else 'some'], 'code_variants/variants.json'),
+        (r'(none) of (\d+)\s+sampled answers under the reference\'s prompts, (\d+) of (\d+) under a prompt that shows a skeleton',
+         ['none' if not probe['reference', False]['aux_used'] else 'some', f"{probe['reference', False]['answers']}",
+          count(probe['skeleton', False], 'aux_used'), f"{probe['skeleton', False]['answers']}"], 'code_variants/prompt_probe.json'),
+        (r'than one agent trained alone,\s+in (\d+) of (\d+) seeds \(a small margin: ([\d.]+)–([\d.]+) against ([\d.]+)–([\d.]+)\)',
+         [f"{sum(r['tests'] > r['solo_tests'] for r in macf)}", f'{len(macf)}', f3(min(r['tests'] for r in macf)), f3(max(r['tests'] for r in macf)),
+          f3(min(r['solo_tests'] for r in macf)), f3(max(r['solo_tests'] for r in macf))], 'code_variants/variants.json'),
         (r'one seed in three fell below one agent alone \(([\d.]+), ([\d.]+) and ([\d.]+)\)',
          [f3(held_out(lr2[2] / s['run'])[1]) for s in lr2[0]['seeds']], 'coophumaneval_5e-4'),
         (r'(\d+) MAGRPO steps of (\d+) posts × (\d+) samples per agent \((\d+) new tokens, learning rate ([\d.e-]+), temperature ([\d.]+)\)',
