@@ -19,8 +19,11 @@ eval split), this prints and writes:
   against its better member alone, and the drop when the roles are swapped.
 
     export COMLRL_MODEL_DIR=../shared/models COMLRL_DATA_DIR=../shared/data
-    python benchmarks/code_variants.py main=benchmarks/results/coophumaneval_main gate_syntax=benchmarks/results/coophumaneval_gate_syntax \\
-        --solo_from benchmarks/results/coophumaneval_main --out benchmarks/results/code_variants
+    for v in gate_syntax owned macf; do for s in 0 1 2; do  # options: cooperation_gate=syntax, prompt_style=owned, --algo macf
+        comlrl train --env coophumaneval --seed $s --output_dir OUT/$v/seed-$s <the variant's option>; done; done
+    python benchmarks/code_prompt_probe.py --styles reference,owned,skeleton --out benchmarks/results/code_variants/prompt_probe.json
+    python benchmarks/code_variants.py main=benchmarks/results/coophumaneval_main gate_syntax=OUT/gate_syntax owned=OUT/owned \\
+        macf=OUT/macf --solo_from benchmarks/results/coophumaneval_main --out benchmarks/results/code_variants
 """
 import argparse, json, shutil, statistics, sys
 from pathlib import Path
