@@ -50,16 +50,22 @@ def own_registries():
 def shell_released(monkeypatch):
     """Each notebook's IPython shell is reset right after the notebook, not at the process's exit: every shell registers
     `atexit_operations` (a reset that collects garbage), and with all the notebooks' shells alive until exit those
-    resets took about 90 s after the last test. Other atexit hooks pass through to `atexit` as they are."""
+    resets took about 90 s after the last test. A hook the notebook's own code registers (a function of the notebook's
+    namespace, e.g. 21a's clean-up of a file) runs just before its shell's reset, while the names it uses still exist;
+    other atexit hooks (libraries') pass through to `atexit` as they are."""
     import atexit
     from IPython.core.interactiveshell import InteractiveShell
-    real, shells = atexit.register, []
+    real, shells, hooks = atexit.register, [], []
     def register(f, *args, **kwargs):
         if isinstance(getattr(f, '__self__', None), InteractiveShell) and f.__name__ == 'atexit_operations': shells.append(f)
-        else: real(f, *args, **kwargs)
+        else: hooks.append((f, args, kwargs))
         return f
     monkeypatch.setattr(atexit, 'register', register)
     yield
+    namespaces = [id(f.__self__.user_ns) for f in shells]
+    for f, args, kwargs in hooks:
+        if id(getattr(f, '__globals__', None)) in namespaces: f(*args, **kwargs)  # the notebook's own: run it now
+        else: real(f, *args, **kwargs)
     for f in shells: f()
 
 
