@@ -426,7 +426,8 @@ def role_prompt(self: CodeGenEnv, role: str, # a key of `prompt_templates`: 'aux
                ) -> str:
     "`prompt_templates[role]` (reworded by `style_templates[prompt_style]`) filled with the item's `entry_point`, its fenced `prompt` and the filled `'problem'` template."
     templates = {**self.prompt_templates, **self.style_templates.get(self.prompt_style, {})}
-    fields = dict(entry_point=item['entry_point'], prompt=fence(item['prompt']), args=call_args(item))
+    needs_args = '{args}' in templates[role] + templates['problem']  # parse the signature only for a template that shows it
+    fields = dict(entry_point=item['entry_point'], prompt=fence(item['prompt']), args=call_args(item) if needs_args else '')
     return templates[role].format(problem=templates['problem'].format(**fields), **fields)
 
 # %% ../../nbs/22_codegen.ipynb #385c0af9
