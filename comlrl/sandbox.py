@@ -6,7 +6,7 @@
 __all__ = ['ISOLATIONS', 'Limits', 'TestOutcome', 'ExecResult', 'SandboxSetupError', 'run_tests', 'detect_isolation', 'Sandbox']
 
 # %% ../nbs/21a_sandbox.ipynb #98427d1b
-import ast, atexit, functools, hashlib, hmac, importlib.resources, inspect, json, marshal, os, secrets, selectors, shutil
+import ast, atexit, fcntl, functools, hashlib, hmac, importlib.resources, inspect, json, marshal, os, secrets, selectors, shutil
 import signal, site, stat, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -124,15 +124,16 @@ def _fstab(mode: str, needed: list, disk_mb: int) -> tuple[str, str]:
     after = []
     for j, p in enumerate(in_tmp):  # bind aside onto a scratch tmpfs before /tmp is covered, back once it is
         lines.append(f'{esc(p)} {scratch[0]}/.sbx-t{j} none bind,X-mount.mkdir 0 0')
-        after.append(f'{scratch[0]}/.sbx-t{j} {esc(p)} none bind,X-mount.mkdir 0 0')
+        after.append(f'{scratch[0]}/.sbx-t{j} {esc(p)} none bind,ro,X-mount.mkdir 0 0')
     lines.append('sbx-stage /tmp tmpfs size=1m,mode=700 0 0')
-    k = 0
-    for h in _hide_roots(mode, rest):
+    k, hidden = 0, _hide_roots(mode, rest)
+    lines += [f'{esc(p)} {esc(p)} none bind,ro 0 0' for p in rest if not any(p.startswith(h + '/') for h in hidden)]
+    for h in hidden:
         staged = []
         for p in (p for p in rest if p.startswith(h + '/')):  # bind aside before the tmpfs covers it, then back
             lines.append(f'{esc(p)} /tmp/s{k} none bind,X-mount.mkdir 0 0'); staged.append((f'/tmp/s{k}', p)); k += 1
         lines.append(f'sbx-hide {esc(h)} tmpfs size=1m,mode=755 0 0')
-        lines += [f'{s} {esc(p)} none bind,X-mount.mkdir 0 0' for s, p in staged]
+        lines += [f'{s} {esc(p)} none bind,ro,X-mount.mkdir 0 0' for s, p in staged]
     return '\n'.join(lines) + '\n', '\n'.join(after) + '\n' if after else ''
 
 # %% ../nbs/21a_sandbox.ipynb #4ecffb60
@@ -159,10 +160,15 @@ def _harness_source() -> str:
     return inspect.getsource(harness)
 
 # %% ../nbs/21a_sandbox.ipynb #292282e7
-_WRAP_SCRIPT = '"$@"; s=$?; exit $s'  # not `exec`: the wrapper stays the program's parent
-_BOOT = ("import builtins, marshal, sys; exec((lambda h: compile(h, '<harness>', 'exec') if isinstance(h, str) else h)"
-         "(marshal.loads(sys.stdin.buffer.read(int(sys.argv[1])))), "
-         "{'__builtins__': dict(builtins.__dict__), '__name__': '__harness__'})")
+_WRAP_SCRIPT = '"$@"; s=$?; exit $s'  # not `exec`: the wrapper stays the judge's parent
+_BOOT = ("import builtins, marshal, os, sys\n"  # the head read exactly, unbuffered: the job after it stays in the pipe
+         "n, h = int(sys.argv[1]), b''\n"
+         "while len(h) < n:\n"
+         "    c = os.read(0, n - len(h))\n"
+         "    if not c: raise SystemExit('the harness was cut short')\n"
+         "    h += c\n"
+         "h = marshal.loads(h)\n"
+         "exec(compile(h, '<harness>', 'exec') if isinstance(h, str) else h, {'__builtins__': builtins, '__name__': '__harness__'})\n")
 
 # %% ../nbs/21a_sandbox.ipynb #bac62be8
 _harness_blobs = {}
@@ -184,44 +190,49 @@ def _env(workdir: str) -> dict:
 # %% ../nbs/21a_sandbox.ipynb #141d8282
 def _launch(isolation: str, python: str, limits: Limits, job: dict, key: bytes):
     "Start one run. Returns (process, read end of the result pipe, stdin payload, uid or None, host workdir or None)."
-    rfd_r, rfd_w = os.pipe()
     root = os.geteuid() == 0
+    if isolation == 'none' and not root: raise RuntimeError(_NONE_NEEDS_ROOT)
     uid = _UID_BASE + secrets.randbelow(_UID_SPAN) if root and isolation in ('namespaces', 'none') else None
-    job = dict(job, key=key.hex(), rfd=rfd_w, audit=limits.audit_hook,
-               limits={k: v for k, v in asdict(limits).items() if k != 'audit_hook'},
+    job = dict(job, key=key.hex(), audit=limits.audit_hook, limits={k: v for k, v in asdict(limits).items() if k != 'audit_hook'},
                paths=[p for p in site.getsitepackages() if os.path.isdir(p)])
-    child = [python, '-I', '-S', '-c', _BOOT, str(len(_harness_head(python)))]  # the harness's interpreter
+    judge = [python, '-I', '-S', '-c', _BOOT, str(len(_harness_head(python))),  # the judge's interpreter, its launch settings:
+             '-' if uid is None else str(uid), '0' if isolation == 'none' else '1']  # the run's uid; a PID namespace for the program
     pdeath = ['setpriv', '--pdeathsig', 'KILL', '--'] if shutil.which('setpriv') else []
-    workdir, kw = None, {}
+    workdir = None
     if isolation in ('namespaces', 'user-namespaces'):
         before, after = _fstab(isolation, _needed_paths(python), limits.disk_mb)
         fstab, fstab_after = _fstab_file(before), (_fstab_file(after) if after else '-')
         ns = ['--net', '--pid', '--ipc', '--uts', '--mount', '--kill-child']
         if isolation == 'user-namespaces': ns = ['--user', '--map-root-user'] + ns
         cmd = [*pdeath, 'unshare', *ns, '--', '/bin/sh', '-c', _shipped('sandbox_ns.sh'), 'sh', fstab,
-               '-' if uid is None else str(uid), str(limits.disk_mb), fstab_after, *child]
-        job.update(setsid=True, writable=['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/dev/null'])
+               '-' if uid is None else str(uid), str(limits.disk_mb), fstab_after, *judge]
+        job.update(writable=['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/dev/null'])
         env, cwd = _env('/tmp'), '/'
     else:
         workdir = tempfile.mkdtemp(prefix='comlrl-run-')
-        if uid is not None:
-            os.chown(workdir, uid, uid)
-            kw = dict(user=uid, group=uid, extra_groups=[])
-        cmd = [*pdeath, '/bin/sh', '-c', _WRAP_SCRIPT, 'sh', *child]
-        job.update(setsid=False, writable=[workdir, '/dev/null'])
+        os.chown(workdir, uid, uid)
+        cmd = [*pdeath, '/bin/sh', '-c', _WRAP_SCRIPT, 'sh', *judge]
+        job.update(writable=[workdir, '/dev/null'])
         env, cwd = _env(workdir), workdir
+    rfd_r, w = os.pipe()
+    rfd_w = fcntl.fcntl(w, fcntl.F_DUPFD_CLOEXEC, 10); os.close(w)  # above the launcher's own descriptors (3 to 9)
+    job['rfd'] = rfd_w
     try:
         if (why := harness.job_problem(job)) is not None:  # a bug of comlrl's, never of the program
             raise RuntimeError(f"the sandbox built a job outside the protocol (sandbox_harness.JOB): {why}")
         payload = _harness_head(python) + marshal.dumps(job)
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                pass_fds=(rfd_w,), cwd=cwd, env=env, start_new_session=True, **kw)
+                                pass_fds=(rfd_w,), cwd=cwd, env=env, start_new_session=True)
     except BaseException:
         os.close(rfd_r); os.close(rfd_w)
         if workdir: shutil.rmtree(workdir, ignore_errors=True)
         raise
     os.close(rfd_w)  # the trainer keeps only the read end: EOF once every process of the run is gone
     return proc, rfd_r, payload, uid, workdir
+
+_NONE_NEEDS_ROOT = ("isolation='none' needs root: without namespaces or a fresh uid the program would run as the "
+                    "trainer's own user and could reach the trainer's process, where its verdict is read; use "
+                    "'user-namespaces' (or 'auto'), or run as root")
 
 # %% ../nbs/21a_sandbox.ipynb #3beab01c
 def _read_capped(fd: int, buf: bytearray, cap: int, dropped: list) -> bool:
@@ -274,12 +285,10 @@ def _kill_group(proc):
 
 # %% ../nbs/21a_sandbox.ipynb #74e52a10
 def _kill_uid(uid: int):
-    "Kill every process of `uid` (the run's fresh uid in 'none' mode): `kill -1` as that uid, until none is left."
-    kill = shutil.which('kill') or '/bin/kill'
-    for _ in range(50):
-        r = subprocess.run([kill, '-s', 'KILL', '--', '-1'], user=uid, group=uid, extra_groups=[],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if r.returncode != 0: return
+    """Kill every process of `uid` (the run's fresh uid in 'none' mode): a shell running as that uid repeats `kill -9 -1`
+    (every process it may signal, which is that uid's) until none is left, so that a process forking meanwhile is caught."""
+    subprocess.run(['/bin/sh', '-c', 'i=0; while [ $i -lt 200 ] && kill -9 -1 2>/dev/null; do i=$((i+1)); done'], user=uid,
+                   group=uid, extra_groups=[], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 def _remove_owned(uid: int):
     "Remove what `uid` left in the world-writable temporary directories ('none' mode as root)."
@@ -295,7 +304,7 @@ def _remove_owned(uid: int):
 
 # %% ../nbs/21a_sandbox.ipynb #a4c8b0b2
 def _verify(data: bytes, key: bytes):
-    "Authenticated records from the result pipe, and whether anything on it was not written by the harness."
+    "Authenticated records from the result pipe, and whether anything on it was not written by the judge."
     recs, lines = [], data.split(b'\n')
     for seq, line in enumerate(lines[:-1]):
         tag, _, body = line.partition(b' ')
@@ -324,7 +333,7 @@ def _decode(buf: bytearray, dropped: int) -> str:
 
 # %% ../nbs/21a_sandbox.ipynb #8cff1a8e
 def _assemble(recs, forged, kind, tests, timed_out, rc, stdout, stderr, seconds) -> ExecResult:
-    "Turn verified records and the process's fate into an ExecResult."
+    "Turn verified records and the processes' fate into an ExecResult."
     def mk(status, error, outcomes):
         return ExecResult(status, sum(t.passed for t in outcomes), len(outcomes), list(outcomes), error, stdout, stderr,
                           seconds)
@@ -335,27 +344,30 @@ def _assemble(recs, forged, kind, tests, timed_out, rc, stdout, stderr, seconds)
     else: names = [f'test_{i}' for i in range(_count_unittest_tests(tests))]
     fail_all = lambda why: [TestOutcome(n, False, why) for n in names]
     if forged:
-        return mk('crashed', 'the result channel carried records the harness did not write', fail_all('forged results'))
+        return mk('crashed', 'the result channel carried records the judge did not write', fail_all('forged results'))
     if harness.SETUP_ERROR in by:
         raise SandboxSetupError(f"the trusted setup code failed in the sandbox: {by[harness.SETUP_ERROR][0]['error']}; "
                                 "fix `setup` (or install the module it imports)")
     prog = by.get(harness.PROGRAM, [{}])[0]
     if prog.get('status') in ('syntax_error', 'error', 'memory'):
         return mk(prog['status'], prog['error'], fail_all(f"not run: {prog['status']}"))
-    if harness.TAMPERED in by:
-        return mk('error', 'the program modified trusted code: ' + by[harness.TAMPERED][0]['error'],
-                  fail_all('not scored: the program modified trusted code'))
     if harness.TESTS_ERROR in by:
         return mk('error', 'the tests failed to load: ' + by[harness.TESTS_ERROR][0]['error'], fail_all('not run'))
     got = {r['i']: TestOutcome(r['name'], r['passed'], r['error']) for r in by.get(harness.TEST, [])}
+    ended = by.get(harness.ENDED, [None])[0]
+    if ended is not None: rc = ended['returncode']  # the program's process's, not the judge's
     if harness.DONE in by: status, error = 'ok', None
     elif timed_out or rc in (128 + signal.SIGXCPU, -signal.SIGXCPU):
         status, error = 'timeout', 'the program ran past its time limit'
     elif any((t.error or '').startswith('MemoryError') for t in got.values()) or 'MemoryError' in stderr[-2000:]:
         status, error = 'memory', 'the program ran out of memory'
+    elif ended is not None:
+        status = 'crashed'
+        error = (f"{ended['error']} before the tests {'finished' if prog else 'ran'} "
+                 f"({'still running' if rc is None else f'exit status {rc}'})")
     else:
         status = 'crashed'
-        error = (f"the process exited before the harness {'finished' if prog else 'ran'} the tests (exit status {rc})")
+        error = f"the judge exited before the tests {'finished' if prog else 'ran'} (exit status {rc})"
     return mk(status, error, [got.get(i, TestOutcome(n, False, f'not run: {status}')) for i, n in enumerate(names)])
 
 # %% ../nbs/21a_sandbox.ipynb #0494c8b0
@@ -415,7 +427,7 @@ def _run(program: str, tests: Union[list, str], kind: str, setup: str, # checked
         try: proc.stdin.close()
         except OSError: pass
         if workdir:
-            if uid is not None: _remove_owned(uid)
+            if uid is not None and isolation == 'none': _remove_owned(uid)
             shutil.rmtree(workdir, ignore_errors=True)
     (out, _, d_out), (err, _, d_err), (res, _, _) = reads.values()
     recs, forged = _verify(bytes(res), key)
@@ -445,6 +457,7 @@ _checked = set()  # (mode, interpreter) pairs whose probe passed in this process
 
 def _probe(isolation: str, python: str) -> Optional[str]:
     "None if a trivial program passes its test in this mode, else why not."
+    if isolation == 'none' and os.geteuid() != 0: return _NONE_NEEDS_ROOT
     try: r = _run('x = 1', _check_tests('x = 1', ['assert x == 1'], 'asserts', ''), 'asserts', '', 30, Limits(), isolation, python)
     except (OSError, subprocess.SubprocessError) as e: return f'{type(e).__name__}: {e}'
     return None if (r.status, r.passed) == ('ok', 1) else ' '.join(f'{r.status}: {r.error} {r.stderr[-300:]}'.split())
