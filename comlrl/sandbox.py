@@ -49,8 +49,8 @@ class TestOutcome:
 class ExecResult:
     "The outcome of running one program against its tests. Only `passed`/`total` are scores; the rest is diagnosis."
     status: str  # 'ok' | 'syntax_error' | 'error' | 'timeout' | 'memory' | 'crashed'
-    passed: int  # tests the harness saw pass (authenticated records only)
-    total: int  # tests there are (from the caller's list, or the harness's count of unittest methods)
+    passed: int  # tests the judge saw pass (authenticated records only)
+    total: int  # tests there are (from the caller's list, or the judge's count of unittest methods)
     tests: list = field(default_factory=list)  # one TestOutcome per test, in order
     error: Optional[str] = None  # why the run is not 'ok', e.g. 'SyntaxError: invalid syntax (line 3)'
     stdout: str = ''  # the program's output, capped at Limits.max_output_bytes
@@ -156,7 +156,7 @@ def _shipped(name: str, # a non-Python file of the comlrl package: 'sandbox_ns.s
                            "(a package built from source needs MANIFEST.in to include comlrl/*.sh)") from e
 
 def _harness_source() -> str:
-    "The source of the harness module the trainer imported (`harness`): what the child runs."
+    "The source of the harness module the trainer imported (`harness`): what the judge's interpreter runs."
     return inspect.getsource(harness)
 
 # %% ../nbs/21a_sandbox.ipynb #292282e7
