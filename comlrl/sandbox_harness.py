@@ -889,13 +889,11 @@ def _describe_program_error(e) -> str:
 
 def _exit_after(main):
     "Run a process's `main`, then leave with `os._exit`: 0, or 3 after printing the traceback if it crashed (a bug here, never the program's doing)."
-    out, err, exit_ = sys.stdout, sys.stderr, os._exit
+    exit_ = os._exit
     try: main(); code = 0
     except BaseException:
         import traceback; traceback.print_exc(); code = 3
-    for f in (out, err):
-        try: f.flush()
-        except BaseException: pass
+    _flush()
     exit_(code)
 
 # %% ../nbs/21_sandbox_harness.ipynb #4a7b8c9d
