@@ -5,11 +5,13 @@
 # %% auto #0
 __all__ = ['WEIGHT_FILES', 'DEFAULT_MODEL_ID', 'default_device', 'default_dtype', 'default_attn_implementation', 'local_weights',
            'default_model_path', 'prepare_tokenizer', 'ModelUnavailableError', 'load_tokenizer', 'load_model',
-           'tiny_llama', 'Agent', 'default_lora_config', 'load_agents', 'load_adapter_weights']
+           'tiny_llama', 'Agent', 'default_lora_config', 'load_agents', 'load_adapter_weights', 'team_lora_reason',
+           'team_rows']
 
 # %% ../nbs/01_models.ipynb #fa79f56b
 import copy, importlib.util, os, re, tempfile, warnings
 from contextlib import contextmanager, nullcontext
+from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -360,6 +362,63 @@ def save_pretrained(self: Agent, save_directory: Union[str, Path], # the folder 
         self.model.save_pretrained(d, selected_adapters=[self.adapter], **kwargs)
         src = Path(d) / self.adapter if (Path(d) / self.adapter).is_dir() else Path(d)
         for f in src.glob('adapter_*'): os.replace(f, out / f.name)
+
+# %% ../nbs/01_models.ipynb #dd67fa5f
+def team_lora_reason(model: nn.Module, # a `PeftModel` holding the team's adapters
+                     adapters: Sequence[str], # the adapters one forward would run
+                    ) -> Optional[str]: # None: `team_rows` can run them; else why not, in a few words
+    "Why the team's `adapters` of `model` cannot run in one forward with `team_rows` (None when they can)."
+    lora = _peft().tuners.lora
+    layers = [m for m in model.modules() if isinstance(m, lora.LoraLayer)]
+    if not layers: return "the model has no LoRA layers"
+    for m in layers:
+        if not isinstance(m, lora.Linear): return f"a LoRA layer of type {type(m).__name__} (only linear layers run rows apart)"
+        if m.merged: return "an adapter is merged into the base weights"
+        if any(a in m.lora_variant for a in adapters): return "an adapter is a LoRA variant (DoRA and the like)"
+    if missing := [a for a in adapters if not any(a in m.lora_A for m in layers)]: return f"the model has no adapter {missing[0]!r}"
+    return None
+
+
+# %% ../nbs/01_models.ipynb #1cceed77
+def _rows_forward(layer, spans: Sequence[tuple], x: torch.Tensor, *args, **kwargs) -> torch.Tensor:
+    "A LoRA linear layer's forward with each adapter applied to its own rows (see `team_rows`)."
+    out = layer.base_layer(x, *args, **kwargs)
+    total = sum(n for _, n in spans)
+    m, left = divmod(x.shape[0], total)
+    if left or not m:
+        raise ValueError(f"a batch of {x.shape[0]} rows is not a multiple of the team's {total} row groups {list(spans)}: "
+                         "stack the agents' rows in the order and counts given to team_rows")
+    parts, s = [], 0
+    for name, n in spans:
+        rows = slice(s * m, (s + n) * m); s += n
+        if name not in layer.lora_A: parts.append(torch.zeros_like(out[rows])); continue  # not adapted here
+        A, B = layer.lora_A[name], layer.lora_B[name]
+        parts.append((B(A(layer.lora_dropout[name](x[rows].to(A.weight.dtype)))) * layer.scaling[name]).to(out.dtype))
+    return out + torch.cat(parts)
+
+@contextmanager
+def team_rows(model: nn.Module, # a `PeftModel` holding the team's LoRA adapters (see `team_lora_reason`)
+              spans: Sequence[tuple], # (adapter, groups) in batch order: the first groups under the first adapter, ...
+             ):
+    """Context in which every forward of `model` runs each row under its own agent's adapter: a batch of m·Σ groups
+    rows gives the first m·groups₀ rows to `spans[0]`'s adapter, and so on. The spans' adapters are trainable inside
+    (their flags restored on exit): backpropagate inside the context. Raises `ValueError` (one line) when
+    `team_lora_reason` gives a reason, and in a forward whose batch is not a multiple of the groups."""
+    names = [a for a, _ in spans]
+    if why := team_lora_reason(model, names): raise ValueError(f"these adapters cannot run in one forward: {why}")
+    layers = [m for m in model.modules() if isinstance(m, _peft().tuners.lora.Linear)]
+    params = [p for n, p in model.named_parameters() if any(f'.{a}.' in n for a in names)]
+    flags, saved = [p.requires_grad for p in params], [l.__dict__.get('forward') for l in layers]
+    try:
+        for p in params: p.requires_grad_(True)
+        for l in layers: l.forward = partial(_rows_forward, l, tuple(spans))
+        yield model
+    finally:
+        for l, f in zip(layers, saved):
+            if f is None: del l.forward
+            else: l.forward = f
+        for p, f in zip(params, flags): p.requires_grad_(f)
+
 
 # %% ../nbs/01_models.ipynb #fbdc5111
 #| eval: false

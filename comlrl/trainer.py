@@ -15,6 +15,7 @@ from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from fastcore.basics import patch
 from torch import nn
 from tqdm.auto import tqdm
@@ -29,7 +30,7 @@ from .generation import Generation, completion_logprobs
 from .hooks import HOOKS, ROWS, TRAINER_CALLS, Hook
 from .loggers import LOG_FILES, LogHistory, Loggers
 from .losses import LOSS_TYPES, aggregate_loss, importance_sampling_weights, loss_denominator, scale_advantages, token_loss
-from .models import Agent, load_adapter_weights, load_agents
+from .models import Agent, load_adapter_weights, load_agents, team_lora_reason, team_rows
 from .rollout import Rollout, rollout
 from .samplers import HFSampler, Sampler
 
@@ -270,13 +271,36 @@ def _setup_precision(self: MATrainer):
 # %% ../nbs/04_trainer.ipynb #001f9eb8
 @patch
 def gradient_units(self: MATrainer) -> dict: # name -> (parameters, agents whose micro-batches backpropagate into them)
-    "Hook: the parameter sets whose gradients are averaged across processes: each agent's trainable parameters."
+    "Hook: the parameter sets whose gradients are averaged across processes: each agent's trainable parameters (the team's, as one, when it is updated in one pass)."
+    if getattr(self, '_team_pass', False):  # one forward reaches every adapter (`team_backward`, below)
+        return {'team': ([p for ag in self.agents for p in ag.trainable_parameters()], list(range(len(self.agents))))}
     return {ag.name: (ag.trainable_parameters(), [i]) for i, ag in enumerate(self.agents)}
+
+
+# %% ../nbs/04_trainer.ipynb #0e09cb5c
+@patch
+def _team_update_reason(self: MATrainer) -> Optional[str]:
+    "Why this trainer's update cannot run the team in one pass (`team_backward`), in a few words; None when it can."
+    ags, cls = self.agents, type(self)
+    if getattr(self.args, 'team_update', None) is False: return "team_update=False"
+    if len(ags) < 2: return "one agent"
+    if any(ag.adapter is None for ag in ags): return "fully fine-tuned agents (one pass needs LoRA agents on one base)"
+    if any(ag.model is not ags[0].model for ag in ags): return "the agents are not on one shared base"
+    if hook := next((h for h in ('chunk_backward', 'trained_modules') if getattr(cls, h, None) is not getattr(MATrainer, h, None)), None):
+        return f"{cls.__name__} changes {hook} (its micro-batches run agent by agent)"
+    return team_lora_reason(ags[0].model, [ag.adapter for ag in ags])
+
 
 # %% ../nbs/04_trainer.ipynb #19865577
 @patch
 def _setup_gradient_sync(self: MATrainer):
-    "One DDP-wrapped `GradientSync` per gradient unit when there are several processes; none in one process, or when sharded (FSDP averages)."
+    """Decide whether the update runs the team in one pass (`_team_update_reason`; `ValueError` when the config demands it
+    and it cannot), then one DDP-wrapped `GradientSync` per gradient unit when there are several processes; none in one
+    process, or when sharded (FSDP averages)."""
+    why = self._team_update_reason()
+    if why and getattr(self.args, 'team_update', None):
+        raise ValueError(f"team_update=True, but this team cannot be updated in one pass: {why}; leave team_update=None")
+    self._team_pass = why is None
     units = self.gradient_units()
     self._ddp = {}
     self._unit_last_agent = {name: max(agents) for name, (_, agents) in units.items()}
@@ -543,6 +567,28 @@ def importance_weights(self: MATrainer, gen: Generation, # an agent's samples at
 
 # %% ../nbs/04_trainer.ipynb #7f41430e
 @patch
+def chunk_loss(self: MATrainer, agent: int, # which agent
+               gen: Generation, # its samples at one level of one rollout
+               rows: torch.Tensor, # [n] the rows of `gen` in this micro-batch (whole groups of K)
+               logps: torch.Tensor, # [n, C] log π_θ of those rows' tokens, with gradient
+               level_tensors: dict, # name -> [N, ...]: this agent's and level's entry of `rollout_tensors`
+               level_targets: dict, # name -> [N] or [N, C]: this agent's and level's entry of `advantage_targets`
+               denom: float, # the step's loss normaliser (`loss_denominator`)
+              ) -> tuple: # (the micro-batch's share of agent i's loss, a scalar; sums over its tokens to log: loss, tokens, clipped, kl)
+    "Hook: agent i's loss on one micro-batch, from its log-probs: `token_loss`, masked, summed, / denom."
+    a, lp = self.args, logps
+    dev = lp.device
+    mask = gen.completion_mask[rows].to(dev)
+    pick = lambda t: None if t is None else t[rows].to(dev)
+    w, is_sums = self.importance_weights(gen, rows, lp.detach() if level_tensors['old_logps'] is None else pick(level_tensors['old_logps']), mask)
+    tl, info = token_loss(lp, pick(level_targets['advantages']), pick(level_tensors['old_logps']), pick(level_tensors['ref_logps']),
+                          a.epsilon, a.beta, mask, is_weights=w)
+    loss = (tl * mask).sum() / denom
+    out = {'loss': loss.item(), 'tokens': mask.sum().item(), 'clipped': (info['clipped'] * mask).sum().item(), **is_sums}
+    if 'kl' in info: out['kl'] = (info['kl'] * mask).sum().item()
+    return loss, out
+
+@patch
 def chunk_backward(self: MATrainer, agent: int, # which agent
                    gen: Generation, # its samples at one level of one rollout
                    rows: torch.Tensor, # [n] the rows of `gen` in this micro-batch (whole groups of K)
@@ -551,21 +597,14 @@ def chunk_backward(self: MATrainer, agent: int, # which agent
                    denom: float, # the step's loss normaliser (`loss_denominator`)
                    forward: UnitForward, # computes each forward: forward(unit, fn, *args), unit a `gradient_units` name
                   ) -> dict: # sums over the chunk's tokens to log: loss, tokens, clipped, kl
-    "Hook: forward one micro-batch, backpropagate its share of the loss (`token_loss`, masked, summed, / denom)."
+    "Hook: forward one micro-batch of agent i, backpropagate its share of the loss (`chunk_loss`)."
     a, ag = self.args, self.agents[agent]
-    dev = ag.device
     lp = forward(ag.name, completion_logprobs, ag.policy(), gen.prompt_ids[rows], gen.prompt_mask[rows], gen.completion_ids[rows],
                  a.temperature, num_generations=gen.num_generations, top_k=a.top_k)
-    mask = gen.completion_mask[rows].to(dev)
-    pick = lambda t: None if t is None else t[rows].to(dev)
-    w, is_sums = self.importance_weights(gen, rows, lp.detach() if level_tensors['old_logps'] is None else pick(level_tensors['old_logps']), mask)
-    tl, info = token_loss(lp, pick(level_targets['advantages']), pick(level_tensors['old_logps']), pick(level_tensors['ref_logps']),
-                          a.epsilon, a.beta, mask, is_weights=w)
-    loss = (tl * mask).sum() / denom
+    loss, out = self.chunk_loss(agent, gen, rows, lp, level_tensors, level_targets, denom)
     self.backward_loss(loss)
-    out = {'loss': loss.item(), 'tokens': mask.sum().item(), 'clipped': (info['clipped'] * mask).sum().item(), **is_sums}
-    if 'kl' in info: out['kl'] = (info['kl'] * mask).sum().item()
     return out
+
 
 # %% ../nbs/04_trainer.ipynb #00c622bb
 @patch
@@ -615,6 +654,18 @@ def _complete_after(self: MATrainer) -> list[int]:
 
 # %% ../nbs/04_trainer.ipynb #6bc0addf
 @patch
+def _micro_batches(self: MATrainer, rollouts: list, groups: list) -> tuple:
+    "Per agent, its micro-batches (rollout, level, gen, rows) over the minibatch's groups; the [n, 2] samples and tokens of the whole batch."
+    K, n = rollouts[0].num_generations, len(self.agents)
+    nodes = {}
+    for r, l, g in groups: nodes.setdefault((r, l), []).append(g)
+    pieces = [[(r, l, rollouts[r].levels[l].generations[i], (torch.tensor(sorted(gs))[:, None] * K + torch.arange(K)).reshape(-1))
+               for (r, l), gs in sorted(nodes.items())] for i in range(n)]
+    counts = global_sum(self.accelerator, torch.tensor([[sum(len(rows) for *_, rows in p), sum(int(g.completion_mask[rows].sum()) for _, _, g, rows in p)]
+                                                        for p in pieces]))  # [n, 2] samples and tokens of the whole batch
+    return [[(r, l, gen, rows[sl]) for r, l, gen, rows in pieces[i] for sl in self.row_chunks(len(rows), K)] for i in range(n)], counts
+
+@patch
 def backward(self: MATrainer, rollouts: list, # the step's rollouts
              groups: list, # this minibatch's advantage groups, (rollout, level, node) triples
              tensors: list, # per rollout, `rollout_tensors`: [agent][level] -> {name: tensor}
@@ -624,16 +675,12 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
             ):
     """Accumulate every agent's gradient over the minibatch, normalised as one batch of samples (`loss_type`): the
     samples and tokens of all processes, each process's loss scaled by W / D (see `03b_distributed`). With `step_each`,
-    an agent's optimizer steps (and frees its gradients) before the next agent's backward."""
-    a, K, W, n = self.args, rollouts[0].num_generations, self.accelerator.num_processes, len(self.agents)
-    nodes = {}
-    for r, l, g in groups: nodes.setdefault((r, l), []).append(g)
-    pieces = [[(r, l, rollouts[r].levels[l].generations[i], (torch.tensor(sorted(gs))[:, None] * K + torch.arange(K)).reshape(-1))
-               for (r, l), gs in sorted(nodes.items())] for i in range(n)]
-    counts = global_sum(self.accelerator, torch.tensor([[sum(len(rows) for *_, rows in p), sum(int(g.completion_mask[rows].sum()) for _, _, g, rows in p)]
-                                                        for p in pieces]))  # [n, 2] samples and tokens of the whole batch
+    an agent's optimizer steps (and frees its gradients) before the next agent's backward. A team updated in one pass
+    goes to `team_backward` (below)."""
+    if getattr(self, '_team_pass', False): return self.team_backward(rollouts, groups, tensors, targets, stats)
+    a, W, n = self.args, self.accelerator.num_processes, len(self.agents)
+    chunk_lists, counts = self._micro_batches(rollouts, groups)
     averaged = set()  # the gradient units whose gradients were averaged across processes
-    chunk_lists = [[(r, l, gen, rows[sl]) for r, l, gen, rows in pieces[i] for sl in self.row_chunks(len(rows), K)] for i in range(n)]
     most = most_counts(self.accelerator, [len(c) for c in chunk_lists], self.sharding)  # sharded: as many forwards as any process
     for i in range(n):
         denom = loss_denominator(int(counts[i, 0]), int(counts[i, 1]), a.loss_type, a.max_completion_length) / W
@@ -654,6 +701,68 @@ def backward(self: MATrainer, rollouts: list, # the step's rollouts
     if missed := set(self._ddp) - averaged:
         raise RuntimeError(f"the gradients of {sorted(missed)} were not averaged across processes: chunk_backward must "
                            "compute their forward through the `forward` it is given: forward(unit, fn, ...)")
+
+
+# %% ../nbs/04_trainer.ipynb #d589ef69
+def _stack_rows(gens: list, # per agent, (gen, rows): its micro-batch
+                pad_id: int, # the token the padding holds (masked: any id works)
+               ) -> tuple: # (prompt_ids [Σn, P], prompt_mask [Σn, P], completion_ids [Σn, C]), P and C the longest
+    "The agents' micro-batches as one batch: prompts left-padded to the longest, completions right-padded."
+    P = max(g.prompt_ids.shape[1] for g, _ in gens)
+    C = max(g.completion_ids.shape[1] for g, _ in gens)
+    left = lambda t, v: F.pad(t, (P - t.shape[1], 0), value=v)
+    return (torch.cat([left(g.prompt_ids[r], pad_id) for g, r in gens]), torch.cat([left(g.prompt_mask[r], 0) for g, r in gens]),
+            torch.cat([F.pad(g.completion_ids[r], (0, C - g.completion_ids.shape[1]), value=pad_id) for g, r in gens]))
+
+@patch
+def _team_chunk_backward(self: MATrainer, pieces: list, # per agent in order: (agent, gen, rows, level_tensors, level_targets, denom)
+                         forward: UnitForward, # computes the forward through the 'team' gradient unit
+                        ) -> list[dict]: # per agent, `chunk_loss`'s sums to log
+    "Every agent's micro-batch in one forward under `team_rows` and one backward of the sum of their `chunk_loss`es."
+    a, model, K = self.args, self.agents[0].model, pieces[0][1].num_generations
+    ids, mask, comp = _stack_rows([(g, rows) for _, g, rows, *_ in pieces], self.agents[0].tokenizer.pad_token_id or 0)
+    with team_rows(model, [(self.agents[i].adapter, len(rows) // K) for i, _, rows, *_ in pieces]):
+        lp = forward('team', completion_logprobs, model, ids, mask, comp, a.temperature, num_generations=K, top_k=a.top_k)
+        total, outs, s = 0.0, [], 0
+        for i, g, rows, lt, tg, denom in pieces:
+            loss, out = self.chunk_loss(i, g, rows, lp[s:s + len(rows), :g.completion_ids.shape[1]], lt, tg, denom)
+            total, s = total + loss, s + len(rows)
+            outs.append(out)
+        self.backward_loss(total)
+    return outs
+
+@patch
+def team_backward(self: MATrainer, rollouts: list, # the step's rollouts
+                  groups: list, # this minibatch's advantage groups, (rollout, level, node) triples
+                  tensors: list, # per rollout, `rollout_tensors`: [agent][level] -> {name: tensor}
+                  targets: list, # per rollout, `advantage_targets`: [agent][level] -> {name: tensor}
+                  stats: dict,
+                 ):
+    """`backward` for a LoRA team on one base, in one pass: the c-th micro-batch of every agent in one forward and one
+    backward (`_team_chunk_backward`), with `backward`'s normalisers, padding and metrics. Every gradient is complete at the end."""
+    a, W, n = self.args, self.accelerator.num_processes, len(self.agents)
+    chunk_lists, counts = self._micro_batches(rollouts, groups)
+    L = len(chunk_lists[0])  # every agent has the same rows, so as many micro-batches
+    most = max(most_counts(self.accelerator, [len(c) for c in chunk_lists], self.sharding))  # sharded: as many forwards as any process
+    denoms = [loss_denominator(int(counts[i, 0]), int(counts[i, 1]), a.loss_type, a.max_completion_length) / W for i in range(n)]
+    modules = {id(m): m for i in range(n) for m in self.trained_modules(i)}.values()
+    for m in modules: m.train()
+    sums, averaged = [{} for _ in range(n)], set()
+    for c in range(most):
+        real = c < L  # beyond: padding, loss times 0 (denom inf)
+        pieces = [(i, gen, rows, tensors[r][i][l], targets[r][i][l], denoms[i] if real else math.inf)
+                  for i, (r, l, gen, rows) in enumerate(chunk_lists[j][c if real else 0] for j in range(n))]
+        forward = self.unit_forward(n - 1, c == L - 1)  # the team's unit is averaged at its last micro-batch
+        got = self._team_chunk_backward(pieces, forward)
+        for i, out in enumerate(got if real else ()):
+            for k, v in out.items(): sums[i][k] = sums[i].get(k, 0.0) + v
+        averaged |= forward.averaged
+    for m in modules: m.eval()
+    for i in range(n):
+        sums[i]['tokens'] = float(counts[i, 1]) / W
+        self.update_stats(i, sums[i], stats)
+    if missed := set(self._ddp) - averaged: raise RuntimeError(f"the gradients of {sorted(missed)} were not averaged across processes")
+
 
 # %% ../nbs/04_trainer.ipynb #edfbe8d6
 @patch
