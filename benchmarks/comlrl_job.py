@@ -10,6 +10,8 @@ launcher (`accelerate launch --multi_gpu --num_processes 2 benchmarks/comlrl_job
 processes share each step's --batch-size prompts and every process prints its own line. `--team-batch on|off` decodes
 LoRA agents on one base in one batch for the whole team, or one call per agent (`HFSampler(team_batch=...)`,
 `02b_samplers`; default: the sampler's own choice); a team call is recorded as one call, its prompts with their agents.
+`--team-update on|off` updates such a team in one pass (every agent's micro-batch in one forward and backward,
+`MATrainer.team_backward`, 04_trainer) or agent by agent (default: the loop's choice, one pass where it applies).
 
 Time and memory are measured in separate runs. A timed run (the default) leaves the allocator alone and reports the peak
 resident set as glibc keeps it (freed blocks it holds on to included, as `ref_comlrl_job.py` reports the reference's);
@@ -121,6 +123,8 @@ def main():
     ap.add_argument('--num-turns', type=int, default=1, help='turns per episode (2: the second with feedback, see feedback_transition)')
     ap.add_argument('--team-batch', choices=('auto', 'on', 'off'), default='auto',
                     help='LoRA agents on one base: one decoding batch for the team (on), one call per agent (off), or the sampler default')
+    ap.add_argument('--team-update', choices=('auto', 'on', 'off'), default='auto',
+                    help="LoRA agents on one base: the update in one pass for the team (on), agent by agent (off), or the loop's choice (MAConfig.team_update)")
     ap.add_argument('--fsdp', default='', help="'full_shard': shard the team with FSDP2 over the processes (fsdp_memory.py)")
     ap.add_argument('--max-steps', type=int, default=-1, help='stop after this many steps (default: one epoch)')
     ap.add_argument('--live-memory', action='store_true',
@@ -150,7 +154,8 @@ def main():
                            per_device_train_batch_size=args.batch_size // world, num_train_epochs=1, learning_rate=1e-5,
                            scale_rewards='none', loss_type='seq_sum', max_grad_norm=None, lr_scheduler_type='constant', weight_decay=0.01,
                            use_chat_template=False, seed=0, compile_decoding=True if args.compile_decoding else None, num_turns=args.num_turns,
-                           micro_batch_size=args.num_generations, fsdp=args.fsdp, max_steps=args.max_steps)  # one prompt's K samples per forward/backward: bounded memory
+                           micro_batch_size=args.num_generations, fsdp=args.fsdp, max_steps=args.max_steps,
+                           team_update={'auto': None, 'on': True, 'off': False}[args.team_update])  # one prompt's K samples per forward/backward: bounded memory
         trainer = MAGRPOTrainer(agents=agents, reward_func=length_reward, train_dataset=items, args=cfg,
                                 transition=feedback_transition if args.num_turns > 1 else None)
         calls, phases = [], {}
@@ -177,7 +182,7 @@ def main():
                       'tokens_generated': int(round(tokens)),
                       'flops': flops['total'], 'flops_generation': flops['generation'], 'flops_update': flops['update'], 'shapes': dataclasses.asdict(shapes), 'lora_rank': rank,
                       'prompt_tokens': [p for p, _ in per_agent], 'completion_tokens': [n for _, n in per_agent],
-                      'team_batch': args.team_batch, 'team_calls': sum(isinstance(c['agent'], list) for c in calls),
+                      'team_batch': args.team_batch, 'team_update': args.team_update, 'one_pass_update': trainer._team_pass, 'team_calls': sum(isinstance(c['agent'], list) for c in calls),
                       'num_agents': len(agents), 'num_generations': args.num_generations, 'max_new_tokens': args.max_new_tokens, 'num_turns': args.num_turns,
                       'calls': [{k: c[k] for k in ('agent', 'prompt', 'completion')} for c in calls],
                       'phase_seconds': {'generation': round(sum(c['seconds'] for c in calls), 2), 'update': round(phases.get('update', 0.0), 2)},

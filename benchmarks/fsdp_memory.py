@@ -3,9 +3,11 @@
 Runs the `comlrl_job.py` job (MAGRPO on TL;DR prompts, full fine-tuning, AdamW) three times with the same global batch:
 one process; two processes, each holding the whole team (DDP); two processes with the team sharded by FSDP2
 (`--fsdp full_shard`, 03b_distributed). On a machine without GPUs these are CPU processes joined by gloo, one thread
-each. Memory is each process's peak resident set while training (`VmHWM` reset when `train()` starts, with glibc
-returning freed blocks of 64 KiB and more, as `comlrl.presets.peak_memory` measures it) and over the whole job (`ru_maxrss`,
-loading the GGUF weights and building the unsharded team included); one process
+each. These are memory runs (`comlrl_job.py --live-memory`): memory is each process's peak resident set while training
+(`VmHWM` reset when `train()` starts, with glibc returning freed blocks of 64 KiB and more, as
+`comlrl.presets.peak_memory` measures it) and over the whole job (`ru_maxrss`, loading the GGUF weights and building the
+unsharded team included). That allocator setting slows a job (1.45x on the 8-prompt LoRA job), so the seconds per step
+printed here are those of memory runs, comparable with each other only, not timings; one process
 sharded is not run, since with one process nothing is sharded (`sharding_plan` returns None).
 
     python benchmarks/fsdp_memory.py [--prompts 4] [--batch-size 2] [--max-new-tokens 16]
@@ -29,13 +31,14 @@ def main():
     ap.add_argument('--max-new-tokens', type=int, default=16)
     args = ap.parse_args()
     job = [str(HERE / 'comlrl_job.py'), '--model-dir', args.model_dir, '--data', args.data, '--prompts', str(args.prompts),
-           '--batch-size', str(args.batch_size), '--num-generations', str(args.num_generations), '--max-new-tokens', str(args.max_new_tokens)]
+           '--batch-size', str(args.batch_size), '--num-generations', str(args.num_generations), '--max-new-tokens', str(args.max_new_tokens),
+           '--live-memory']
     two = [sys.executable, '-m', 'accelerate.commands.launch', '--multi_gpu', '--num_processes', '2', '--num_machines', '1',
            '--mixed_precision', 'no', '--dynamo_backend', 'no']
     print(f"job: MAGRPO, 2 agents of SmolLM2-135M-Instruct fully fine-tuned (AdamW, fp32), {args.prompts} TL;DR prompts, "
           f"{args.batch_size} per step over all processes, {args.num_generations} samples of up to {args.max_new_tokens} tokens, "
           "one thread per process")
-    print(f"{'run':30s} {'sharded':>7s} {'s/step':>7s}  per process, MiB: peak while training; peak of the whole job")
+    print(f"{'run':30s} {'sharded':>7s} {'s/step':>7s}  per process, MiB: peak while training; peak of the whole job (s/step: of a memory run)")
     for label, cmd in (('1 process', [sys.executable, *job]), ('2 processes, whole team (DDP)', [*two, *job]),
                        ('2 processes, sharded (FSDP2)', [*two, *job, '--fsdp', 'full_shard'])):
         rs = sorted(run(cmd), key=lambda r: r['rank'])

@@ -15,6 +15,11 @@ A LoRA point may end in `-team` or `-peragent`: the same point with the team's d
 `HFSampler(team_batch=True)`) or one call per agent (`--team-batch off`); without it, the sampler's default.
 `--team-decoding` runs the agents axis (LoRA, 1 to 4 agents) both ways, side by side, point after point.
 The committed comparison is a smaller run (2 posts, agents 1, 2, 4): its command is in results/team_decoding/README.md.
+A LoRA point may then end in `-onepass` or `-byagent`: the update in one pass for the team (`--team-update on`,
+`MATrainer.team_backward`) or agent by agent (`--team-update off`); `--team-update` runs agents 1, 2 and 4 both ways
+(with one agent there is no team to pass at once: a control). The floor is the same for both (the update one prompt's K
+samples of one agent at a time, as the job's `micro_batch_size` asks), so one pass, whose products are n times taller,
+may beat it.
 
 Each point runs `comlrl_job.py` (or `ref_comlrl_job.py` in the reference's venv) in its own process, and its JSON line
 is kept in `--work` as `<point>.json` with the command, the run's wall time and the 1-minute load average before and
@@ -30,9 +35,13 @@ at a time, attention at the peak rate, everything else free) is timed in this pr
     OMP_NUM_THREADS=1 python benchmarks/scaling.py --points lora-n4-k4-c64-t1 --work /tmp/scaling --reuse   # one point
     OMP_NUM_THREADS=1 python benchmarks/scaling.py --short          # before a change to the hot path: two points, minutes
     OMP_NUM_THREADS=1 python benchmarks/scaling.py --team-decoding --out /tmp/team_decoding   # 8 points, about 25 min on a quiet machine (the sweep's times)
+    OMP_NUM_THREADS=1 python benchmarks/scaling.py --team-update --out benchmarks/results/team_update   # 6 points, about 20 min
 
 `--short` runs two small points (LoRA agents, 2 posts, 32 and 64 new tokens) and prints each one's fraction of the
-floor; `--min-floor-fraction F` makes the script exit with status 1 when a point runs below F of its floor's speed.
+floor; `--min-floor-fraction F` makes the script exit with status 1 when a point runs below F of its floor's speed. The
+committed baseline is results/scaling_short (the timed job without any allocator setting): run
+`scaling.py --short --min-floor-fraction 0.44` (0.9 of its lower point) before and after a change to the hot path.
+A record of a memory run (`comlrl_job.py --live-memory`) is refused: its times are not timings.
 """
 import argparse, json, os, subprocess, sys, time
 from pathlib import Path
@@ -44,11 +53,12 @@ from flops import Shapes, matmul_floor, matmul_peak
 BASE = dict(team='lora', agents=2, K=4, tokens=64, turns=1)
 AXES = {'agents': 'agents', 'K': 'samples K', 'tokens': 'max new tokens', 'turns': 'turns'}
 DECODINGS = {'team': 'on', 'peragent': 'off'}  # a LoRA point's optional suffix -> comlrl_job.py --team-batch
+UPDATES = {'onepass': 'on', 'byagent': 'off'}  # a LoRA point's optional last suffix -> comlrl_job.py --team-update
 
 
-def point_name(team: str, agents: int, K: int, tokens: int, turns: int, decoding: str = None) -> str:
-    "A point's name: team ('lora', 'full' or 'ref'), agents n, samples K, max new tokens c, turns t, and a LoRA team's decoding."
-    return f'{team}-n{agents}-k{K}-c{tokens}-t{turns}' + (f'-{decoding}' if decoding else '')
+def point_name(team: str, agents: int, K: int, tokens: int, turns: int, decoding: str = None, update: str = None) -> str:
+    "A point's name: team ('lora', 'full' or 'ref'), agents n, samples K, max new tokens c, turns t, a LoRA team's decoding and update."
+    return f'{team}-n{agents}-k{K}-c{tokens}-t{turns}' + (f'-{decoding}' if decoding else '') + (f'-{update}' if update else '')
 
 
 def parse_point(name: str) -> dict:
@@ -56,16 +66,19 @@ def parse_point(name: str) -> dict:
     try:
         team, n, k, c, t, *rest = name.split('-')
         assert team in ('lora', 'full', 'ref') and n[0] == 'n' and k[0] == 'k' and c[0] == 'c' and t[0] == 't'
-        assert not rest or (len(rest) == 1 and rest[0] in DECODINGS and team == 'lora')
-        return dict(team=team, agents=int(n[1:]), K=int(k[1:]), tokens=int(c[1:]), turns=int(t[1:]), decoding=rest[0] if rest else None)
+        decoding = rest.pop(0) if rest and rest[0] in DECODINGS else None
+        update = rest.pop(0) if rest and rest[0] in UPDATES else None
+        assert not rest and (team == 'lora' or not (decoding or update))
+        return dict(team=team, agents=int(n[1:]), K=int(k[1:]), tokens=int(c[1:]), turns=int(t[1:]), decoding=decoding, update=update)
     except (ValueError, AssertionError):
-        raise ValueError(f"point {name!r} is not of the form team-nN-kK-cC-tT, LoRA ones optionally ending in "
-                         f"-team or -peragent (e.g. {point_name(**BASE)}, {point_name(**BASE, decoding='team')})") from None
+        raise ValueError(f"point {name!r} is not of the form team-nN-kK-cC-tT, LoRA ones optionally ending in -team or -peragent "
+                         f"(decoding), then -onepass or -byagent (update) (e.g. {point_name(**BASE)}, {point_name(**BASE, decoding='team')}, "
+                         f"{point_name(**BASE, update='onepass')})") from None
 
 
 def series(row: dict) -> str:
-    "The line a point belongs to: its team, and its decoding when it names one."
-    return row['team'] + (f"-{row['decoding']}" if row.get('decoding') else '')
+    "The line a point belongs to: its team, and its decoding and update when it names them."
+    return row['team'] + ''.join(f"-{row[k]}" for k in ('decoding', 'update') if row.get(k))
 
 
 def sweep() -> list[str]:
@@ -84,6 +97,11 @@ def sweep() -> list[str]:
 def team_decoding_sweep() -> list[str]:
     "The agents axis (LoRA, 1 to 4 agents) with the team's decoding in one batch and agent by agent, alternating."
     return [point_name(**{**BASE, 'agents': n}, decoding=d) for n in (1, 2, 3, 4) for d in DECODINGS]
+
+
+def team_update_sweep() -> list[str]:
+    "The agents axis (LoRA, 1, 2 and 4 agents) with the update in one pass for the team and agent by agent, alternating."
+    return [point_name(**{**BASE, 'agents': n}, update=u) for n in (1, 2, 4) for u in UPDATES]
 
 
 def load1() -> float:
@@ -112,7 +130,8 @@ def command(pt: dict, args) -> list:
                 '--num-agents', str(pt['agents'])]
     return [sys.executable, str(HERE / 'comlrl_job.py'), *common, '--prompts', str(args.prompts), '--batch-size', str(args.prompts),
             '--num-agents', str(pt['agents']), '--num-turns', str(pt['turns'])] + (['--lora'] if pt['team'] == 'lora' else []) + \
-           (['--team-batch', DECODINGS[pt['decoding']]] if pt.get('decoding') else [])
+           (['--team-batch', DECODINGS[pt['decoding']]] if pt.get('decoding') else []) + \
+           (['--team-update', UPDATES[pt['update']]] if pt.get('update') else [])
 
 
 def run_point(name: str, args) -> dict:
@@ -146,11 +165,16 @@ def per_call(r: dict) -> list:
 def summarise(rec: dict, peak: float, timings: dict) -> dict:
     "One point's row: seconds per prompt, FLOPs, its floor and the fraction of the floor's speed, memory, the time split."
     r = rec['result']
+    if r.get('timed') is False: raise SystemExit(f"{rec['point']}: a memory run (--live-memory), whose times are not timings")
     floor = matmul_floor(Shapes(**r['shapes']), per_call(r), r['lora_rank'], None, peak, cache=timings)
     secs, prompts, cpu = r['seconds'], r['prompts'], r.get('phase_cpu_seconds')  # CPU time: comlrl_job.py since 2026-11-27
     if 'phase_seconds' in r: gen, upd = r['phase_seconds']['generation'], r['phase_seconds']['update']
     else: gen, upd = r['generate_seconds'], None  # the reference: the update and the rest are not told apart
     return {'point': rec['point'], 'team': rec['team'], 'decoding': rec.get('decoding'), 'team_calls': r.get('team_calls'),
+            'update': rec.get('update'), 'one_pass_update': r.get('one_pass_update'),
+            'update_seconds_per_prompt': None if upd is None else round(upd / prompts, 3),
+            'update_cpu_seconds_per_prompt': cpu and round(cpu['update'] / prompts, 3),
+            'floor_update_seconds_per_prompt': round(floor['update'] / prompts, 3) if 'update' in floor else None,
             'generation_seconds_per_prompt': round(gen / prompts, 3), 'agents': rec['agents'], 'K': rec['K'], 'tokens': rec['tokens'],
             'turns': rec['turns'], 'prompts': prompts, 'seconds_per_prompt': round(secs / prompts, 3),
             'tflop_per_prompt': round(r['flops'] / prompts / 1e12, 4), 'mfu': round(r['flops'] / secs / peak, 4),
@@ -195,6 +219,30 @@ def team_vs_each(rows: list) -> list:
             for t in rows if t.get('decoding') == 'team' and (e := each.get(key(t)))]
 
 
+def onepass_vs_byagent(rows: list) -> list:
+    "Each point run both ways: the update in one pass for the team over agent by agent (seconds, CPU seconds, floor fraction, memory)."
+    key = lambda r: (r['team'], r['agents'], r['K'], r['tokens'], r['turns'], r.get('decoding'))
+    each = {key(r): r for r in rows if r.get('update') == 'byagent'}
+    return [{'agents': t['agents'], 'K': t['K'], 'tokens': t['tokens'], 'turns': t['turns'], 'one_pass_applied': t['one_pass_update'],
+             **{k: (t[k], e[k]) for k in ('seconds_per_prompt', 'update_seconds_per_prompt', 'cpu_seconds_per_prompt',
+                                          'update_cpu_seconds_per_prompt', 'floor_fraction', 'peak_rss_mib', 'load_before')},
+             'step_ratio': round(t['seconds_per_prompt'] / e['seconds_per_prompt'], 3),
+             'update_ratio': round(t['update_seconds_per_prompt'] / e['update_seconds_per_prompt'], 3),
+             'update_cpu_ratio': round(t['update_cpu_seconds_per_prompt'] / e['update_cpu_seconds_per_prompt'], 3)}
+            for t in rows if t.get('update') == 'onepass' and (e := each.get(key(t)))]
+
+
+def update_table(pairs: list) -> str:
+    "The one-pass-against-agent-by-agent comparison as a markdown table."
+    head = ('| agents | one pass applied | update s/prompt, one pass / by agent | ratio | update CPU s/prompt | ratio '
+            '| step s/prompt | ratio | of floor | peak MiB | load before |\n|' + '---:|' * 11)
+    two = lambda p, k, f='.2f': f"{p[k][0]:{f}} / {p[k][1]:{f}}"
+    return '\n'.join([head] + [f"| {p['agents']} | {'yes' if p['one_pass_applied'] else 'no (one agent)'} | {two(p, 'update_seconds_per_prompt')} "
+                                f"| {p['update_ratio']:.3f} | {two(p, 'update_cpu_seconds_per_prompt')} | {p['update_cpu_ratio']:.3f} "
+                                f"| {two(p, 'seconds_per_prompt')} | {p['step_ratio']:.3f} | {two(p, 'floor_fraction', '.0%')} "
+                                f"| {two(p, 'peak_rss_mib', '.0f')} | {two(p, 'load_before')} |" for p in pairs])
+
+
 def pair_table(pairs: list) -> str:
     "The team-against-each comparison as a markdown table: wall seconds, and this process's CPU seconds where recorded."
     cpu = all(None not in p['cpu_seconds_per_prompt'] for p in pairs)
@@ -228,7 +276,8 @@ def plot(rows: list, path: Path):
     axes = {ax: label for ax, label in AXES.items() if len({r[ax] for r in rows if ax in axis_of(r)}) > 1}  # axes the points span
     fig, axs = plt.subplots(2, len(axes), figsize=(4 * len(axes) + 1, 6.5), squeeze=False)
     style = {'lora': ('C0', 'comlrl, LoRA agents'), 'full': ('C1', 'comlrl, full fine-tuning'), 'ref': ('C3', 'CoMLRL 1.4.3'),
-             'lora-team': ('C2', 'comlrl, LoRA agents, one batch for the team'), 'lora-peragent': ('C4', 'comlrl, LoRA agents, agent by agent')}
+             'lora-team': ('C2', 'comlrl, LoRA agents, one batch for the team'), 'lora-peragent': ('C4', 'comlrl, LoRA agents, agent by agent'),
+             'lora-onepass': ('C5', 'comlrl, LoRA agents, the update in one pass'), 'lora-byagent': ('C6', 'comlrl, LoRA agents, the update agent by agent')}
     for j, (ax, label) in enumerate(axes.items()):
         for team, (color, name) in style.items():
             pts = sorted((r for r in rows if series(r) == team and ax in axis_of(r)), key=lambda r: r[ax])
@@ -262,6 +311,7 @@ def main():
     ap.add_argument('--points', default=None, help='comma-separated point names (default: the whole sweep, see sweep())')
     ap.add_argument('--short', action='store_true', help='two small points (LoRA, 2 posts, 32 and 64 new tokens): a check before a change')
     ap.add_argument('--team-decoding', action='store_true', help='the agents axis (LoRA, 1-4 agents), decoding the team in one batch and agent by agent')
+    ap.add_argument('--team-update', action='store_true', help='the agents axis (LoRA, 1, 2, 4 agents), the update in one pass for the team and agent by agent')
     ap.add_argument('--prompts', type=int, default=8, help="comlrl's posts, all in one step")
     ap.add_argument('--ref-prompts', type=int, default=2, help="the reference's posts (one step each)")
     ap.add_argument('--work', default='/tmp/scaling', help="where each point's JSON is kept")
@@ -280,6 +330,7 @@ def main():
         args.prompts, args.work = 2, args.work if args.work != '/tmp/scaling' else '/tmp/scaling-short'
         names = [point_name(**{**BASE, 'tokens': c}) for c in (32, 64)]
     elif args.team_decoding: names = team_decoding_sweep()
+    elif args.team_update: names = team_update_sweep()
     else: names = args.points.split(',') if args.points else sweep()
     for nm in names: parse_point(nm)  # every name checked before anything runs
     if any(parse_point(nm)['team'] == 'ref' for nm in names) and not Path(args.ref_python).exists():
@@ -300,8 +351,9 @@ def main():
     rows = [summarise(rec, peak, timings) for rec in recs]
     out = {'matmul_peak_flops': round(peak), 'floor_load_before': load, 'floor_load_after': load1(), 'date': time.strftime('%Y-%m-%d'),
            'prompts': args.prompts, 'ref_prompts': args.ref_prompts, 'points': rows, 'flatness': flatness(rows),
-           'team_vs_each': team_vs_each(rows)}
+           'team_vs_each': team_vs_each(rows), 'onepass_vs_byagent': onepass_vs_byagent(rows)}
     md = table(rows) + (f"\n\nOne batch for the team against one call per agent:\n\n{pair_table(out['team_vs_each'])}" if out['team_vs_each'] else '')
+    md += (f"\n\nThe update in one pass for the team against agent by agent:\n\n{update_table(out['onepass_vs_byagent'])}" if out['onepass_vs_byagent'] else '')
     print(f'single-thread fp32 matmul peak: {peak / 1e9:.1f} GFLOP/s; floors timed at load {load:.2f} -> {out["floor_load_after"]:.2f}\n')
     print(md)
     if out['flatness']: print('\nhighest / lowest fraction of the floor along each axis: ' + ', '.join(f'{k} {v:.3f}' for k, v in out['flatness'].items()))

@@ -152,6 +152,7 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
                     shared_prefix: Optional[bool] = None, # the shared-prefix KV cache (None: on the CPU only, as generation chooses)
                     device: Union[str, torch.device, None] = None, # where it runs (for `shared_prefix=None`); None: 'cpu'
                     num_shards: int = 1, # processes the team is sharded over (FSDP2, `03b_distributed`); 1: not sharded
+                    team_update: Optional[bool] = None, # the update in one pass for the team (`04_trainer`); None: where the loop applies it (LoRA, n > 1)
                    ) -> dict: # bytes: weights, reference, trainable, optimizer, gradients, activations, logits, kv_cache, gathered, total
     "Expected peak memory of one process of a critic-free trainer (see the derivation above), in bytes."
     s, n = _shape(config), num_agents
@@ -162,6 +163,8 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
     Nt = n * lora_parameters(config, lora_r) if use_lora else n * Np
     B, K, P, C = batch_size, num_generations, prompt_length, max_completion_length
     m = min(micro_batch_size or B * K, B * K)
+    one = use_lora and n > 1 and team_update is not False  # one pass: every agent's micro-batch in each forward, every gradient at once
+    m = m * n if one else m
     T = m / K * P + m * C
     layer = 6 * h * 4 + (5 * h + 3 * kv + 4 * i) * ba  # bytes per position in one block's forward
     act = T * (L * h * ba + layer) if gradient_checkpointing else T * L * layer
@@ -177,7 +180,7 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
         for k in ('weights', 'reference', 'trainable', 'optimizer', 'gradients'): out[k] = out[k] / num_shards
         unit = 2 * Np * bw / L  # two decoder layers gathered at once (the one computing, the next one prefetched)
     kept = out['weights'] + out['reference'] + out['trainable'] + out['optimizer']
-    update = max(out['activations'] + out['logits'] + unit, out['gradients'] / n)  # one agent's gradients at a time
+    update = max(out['activations'] + out['logits'] + unit, out['gradients'] / (1 if one else n))  # by agent: one agent's gradients at a time
     out['total'] = kept + max(update, out['kv_cache'] + B * K * V * 4 + out['gathered'])
     return {k: int(v) for k, v in out.items()}
 
@@ -248,7 +251,7 @@ def measure_training_memory(trainer_cls: type, # a trainer of the REINFORCE fami
                           amp_dtype=tr.amp_dtype, batch_size=args.per_device_train_batch_size, num_generations=args.num_generations,
                           prompt_length=P, max_completion_length=args.max_completion_length, micro_batch_size=args.micro_batch_size,
                           gradient_checkpointing=args.gradient_checkpointing, beta=args.beta, device=ag.device,
-                          num_shards=tr.accelerator.num_processes if tr.sharding else 1)
+                          num_shards=tr.accelerator.num_processes if tr.sharding else 1, team_update=tr._team_pass)
     return {'measured': measured, 'estimate': est, 'prompt_length': P, 'seconds': secs}
 
 # %% ../nbs/08_presets.ipynb #8211f224

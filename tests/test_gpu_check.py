@@ -55,6 +55,8 @@ def test_dry_run_checks_what_the_issue_asks(dry_run):
         assert 0 < x['update_mfu'] and 0 < x['decode_bandwidth_share'] and x['tokens_per_second'] > 0, name
     team, each = (parts[n]['result'] for n in ('speed-comlrl-2lora', 'speed-comlrl-2lora-peragent'))
     assert (team['team_batch'], team['decode_calls'], each['team_batch'], each['decode_calls']) == (True, 1, False, 2)
+    one, by_agent = (parts[n]['result'] for n in ('speed-comlrl-2lora', 'speed-comlrl-2lora-byagent'))
+    assert (one['one_pass_update'], by_agent['one_pass_update']) == (True, False)
     md = (out / 'results.md').read_text()
     assert "## Every preset's path" in md and '## The speed job' in md and '## Not ok' not in md
     assert ('## Skipped' in md) != bool(os.environ.get('COMLRL_REF_SITE'))  # the reference, when it is not installed apart
@@ -113,7 +115,7 @@ def test_reference_runs_without_this_checkout_on_its_path(tmp_path):
 
 def test_quick_and_full_runs():
     full, quick = {p.name for p in check.parts_for('full')}, {p.name for p in check.parts_for('quick')}
-    assert {'speed-comlrl-2lora', 'speed-comlrl-2lora-peragent', 'speed-comlrl-2lora-eager', 'speed-comlrl-2full',
+    assert {'speed-comlrl-2lora', 'speed-comlrl-2lora-peragent', 'speed-comlrl-2lora-byagent', 'speed-comlrl-2lora-eager', 'speed-comlrl-2full',
             'speed-comlrl143-2full', 'speed-trl-1lora', 'speed-comlrl-1lora'} <= full
     assert quick == {'machine', 'preset-colab-t4-magrpo', 'preset-colab-t4-ippo', 'preset-a100-magrpo', 'preset-a100-ippo',
                      'speed-comlrl-2lora-eager', 'speed-trl-1lora', 'speed-comlrl-1lora-eager'}

@@ -42,10 +42,12 @@ PARTS = [
     *[Part(f'preset-{p}-{a}', 'preset', 'preset', dict(preset=p, algorithm=a), label=f'{p} {a.upper()}')
       for p in ('colab-t4', 'a100') for a in ('magrpo', 'ippo')],
     Part('speed-comlrl-2lora', 'speed', 'comlrl', dict(num_agents=2, lora=True, compiled=None, team_batch=True), ('full',),
-         'comlrl, 2 LoRA agents (default decoding on CUDA: compiled, one batch for the team)'),
+         'comlrl, 2 LoRA agents (defaults on CUDA: compiled decoding, one batch for the team, the update in one pass)'),
     Part('speed-comlrl143-2full', 'speed', 'ref', modes=('full',), label='CoMLRL 1.4.3, 2 fully fine-tuned agents'),
     Part('speed-comlrl-2lora-peragent', 'speed', 'comlrl', dict(num_agents=2, lora=True, compiled=None, team_batch=False), ('full',),
          'comlrl, 2 LoRA agents, compiled, one generate call per agent'),
+    Part('speed-comlrl-2lora-byagent', 'speed', 'comlrl', dict(num_agents=2, lora=True, compiled=None, team_update=False), ('full',),
+         'comlrl, 2 LoRA agents, the update agent by agent (team_update=False)'),
     Part('speed-trl-1lora', 'speed', 'trl', label='TRL 1.16 GRPOTrainer, 1 LoRA agent'),
     Part('speed-comlrl-1lora', 'speed', 'comlrl', dict(num_agents=1, lora=True, compiled=None), ('full',),
          'comlrl, 1 LoRA agent (default decoding)'),

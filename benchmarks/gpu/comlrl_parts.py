@@ -147,10 +147,11 @@ def preset_part(preset: str, algorithm: str, device: str, dry_run: bool = False,
 # ---- the speed job ---------------------------------------------------------------------------------------------------
 
 def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool = False, quick: bool = False,
-               team_batch=None) -> dict:
+               team_batch=None, team_update=None) -> dict:
     """comlrl's run of the speed job: `num_agents` agents (LoRA r=32 on one base, or full copies) on a random
     Qwen2.5-1.5B in bfloat16, MAGRPO, bf16 autocast; `compiled` None is comlrl's default (compiled decoding on CUDA);
-    `team_batch` None is the sampler's default (LoRA agents on one base decode in one batch on CUDA, `HFSampler`).
+    `team_batch` None is the sampler's default (LoRA agents on one base decode in one batch on CUDA, `HFSampler`);
+    `team_update` None is the loop's (LoRA agents on one base updated in one pass, `MATrainer.team_backward`).
     Times every step (generation, reward and the rest, the update) and asserts every sample has exactly C tokens."""
     import comlrl.samplers as R  # the default sampler (HFSampler) calls its module's generate, for one agent or the team
     from comlrl.models import default_lora_config, load_agents
@@ -168,7 +169,7 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
         args = MAGRPOConfig(output_dir=d, num_generations=s['K'], max_completion_length=s['C'], per_device_train_batch_size=s['B'],
                             max_steps=steps, learning_rate=1e-5, bf16=True, micro_batch_size=s['K'], gradient_checkpointing=False,
                             compile_decoding=compiled, use_chat_template=False, temperature=1.0, top_p=1.0, top_k=0,
-                            shuffle_dataset=False, logging_steps=1, report_to='none', seed=0)
+                            shuffle_dataset=False, logging_steps=1, report_to='none', seed=0, team_update=team_update)
         tr = MAGRPOTrainer(agents=agents, reward_func=reward, train_dataset=items, args=args)
         load_s = time.perf_counter() - t0
         generate = R.generate
@@ -197,7 +198,7 @@ def speed_part(num_agents: int, lora: bool, compiled, device: str, dry_run: bool
     if team_batch is not None and team != team_batch: raise AssertionError(f"team_batch={team_batch} but team calls: {team_calls}")
     return speed_record('comlrl', num_agents, lora, s, per_step, peak_memory_bytes(device), load_s, lengths,
                         decode_weight_bytes(agents[0].model, 1 if team or not lora else num_agents),
-                        team_batch=team, decode_calls=1 if team else num_agents,
+                        team_batch=team, decode_calls=1 if team else num_agents, one_pass_update=tr._team_pass,
                         compiled=((torch.device(device).type == 'cuda') if compiled is None else compiled) and not fallback,
                         compile_failed=fallback,
                         versions=versions('transformers', 'peft', 'accelerate'))

@@ -113,14 +113,15 @@ def markdown(results: dict) -> str:
         lines += ['## The speed job', '', 'Random Qwen2.5-1.5B, bfloat16, 8 prompts of 128 tokens × 8 samples per agent, exactly 256 new tokens each '
                   '(fewer in quick and dry runs); means over the timed steps. "× anchor": seconds per prompt over CoMLRL 1.4.3\'s '
                   '(two agents) or TRL\'s (one agent) in this run.', '',
-                  '| run | status | decoding | s/prompt | × anchor | generation / reward / update s per step | warm-up s | tokens/s (step / decoding) | update MFU | decoding bandwidth share | peak GiB |',
+                  '| run | status | decoding; update | s/prompt | × anchor | generation / reward / update s per step | warm-up s | tokens/s (step / decoding) | update MFU | decoding bandwidth share | peak GiB |',
                   '|---|---|---|---:|---:|---|---:|---|---:|---:|---:|']
         for n, d in rows:
             x = d.get('derived')
             if not x: lines.append(f"| {d['label']} | {d['status']} | | | | | | | | | |"); continue
             a, r = anchor(d), d['result']
             dec = ('compiled' if r.get('compiled') else 'eager') + (' (compiling failed)' if r.get('compile_failed') else '') + \
-                  (', one batch for the team' if r.get('team_batch') else ', agent by agent' if r.get('decode_calls', 1) > 1 else '')
+                  (', one batch for the team' if r.get('team_batch') else ', agent by agent' if r.get('decode_calls', 1) > 1 else '') + \
+                  ('; update in one pass' if r.get('one_pass_update') else '; update agent by agent' if r.get('one_pass_update') is False and r.get('lora') and r.get('num_agents', 1) > 1 else '')
             lines.append(f"| {d['label']} | {d['status']} | {dec} | {x['seconds_per_prompt']:.3f} | {_f(x['seconds_per_prompt'] / a if a else None)} | "
                          f"{x['generation_seconds']:.2f} / {x['reward_seconds']:.3f} / {x['update_seconds']:.2f} | {x['warmup_seconds']:.1f} | "
                          f"{x['tokens_per_second']:.0f} / {_f(x['decode_tokens_per_second'], '{:.0f}')} | {_f(x['update_mfu'], '{:.1%}')} | "
