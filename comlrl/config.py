@@ -138,7 +138,7 @@ class MAConfig(_RunConfig):
     epsilon: float = 0.2  # ratio clip range (acts when num_iterations > 1)
     num_iterations: int = 1  # policy updates per rollout
     micro_batch_size: Optional[int] = None  # samples per forward/backward in the update (None: all)
-    team_update: Optional[bool] = None  # LoRA agents on one base: every agent's micro-batch in one forward and backward (04_trainer); None: where it applies
+    team_update: Optional[bool] = None  # LoRA agents on one base: every agent's micro-batch in one forward and backward (04_trainer); None: on CUDA, where it applies
     gradient_checkpointing: bool = False  # trade compute for activation memory
     fp16: bool = False  # float16 autocast with loss scaling (a T4); trained parameters stay float32 (see Mixed precision)
     bf16: bool = False  # bfloat16 autocast (an A100/H100, or a CPU that has it)

@@ -152,7 +152,7 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
                     shared_prefix: Optional[bool] = None, # the shared-prefix KV cache (None: on the CPU only, as generation chooses)
                     device: Union[str, torch.device, None] = None, # where it runs (for `shared_prefix=None`); None: 'cpu'
                     num_shards: int = 1, # processes the team is sharded over (FSDP2, `03b_distributed`); 1: not sharded
-                    team_update: Optional[bool] = None, # the update in one pass for the team (`04_trainer`); None: where the loop applies it (LoRA, n > 1)
+                    team_update: Optional[bool] = None, # the update in one pass for the team (`04_trainer`); None: as the loop decides (LoRA, n > 1, on CUDA)
                    ) -> dict: # bytes: weights, reference, trainable, optimizer, gradients, activations, logits, kv_cache, gathered, total
     "Expected peak memory of one process of a critic-free trainer (see the derivation above), in bytes."
     s, n = _shape(config), num_agents
@@ -163,7 +163,8 @@ def estimate_memory(config, # the agents' model configuration (transformers conf
     Nt = n * lora_parameters(config, lora_r) if use_lora else n * Np
     B, K, P, C = batch_size, num_generations, prompt_length, max_completion_length
     m = min(micro_batch_size or B * K, B * K)
-    one = use_lora and n > 1 and team_update is not False  # one pass: every agent's micro-batch in each forward, every gradient at once
+    if team_update is None: team_update = torch.device(device or 'cpu').type == 'cuda'  # the loop's default (04_trainer)
+    one = use_lora and n > 1 and team_update  # one pass: every agent's micro-batch in each forward, every gradient at once
     m = m * n if one else m
     T = m / K * P + m * C
     layer = 6 * h * 4 + (5 * h + 3 * kv + 4 * i) * ba  # bytes per position in one block's forward
